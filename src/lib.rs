@@ -1,1 +1,18 @@
 //! conversation-search: BM25 search over coding-agent transcripts, served over stdio MCP.
+//!
+//! Layers, bottom up:
+//! - [`util`]: timestamps, globs, hashing.
+//! - [`transcript`]: agent formats on disk → conversations and turns (no index, no MCP).
+//! - [`index`]: tokenizer, immutable segments with postings, BM25 scoring, snippets.
+//! - [`corpus`]: the catalog of files and conversations, ingest, and immutable snapshots.
+//! - [`live`]: keeping the corpus fresh while transcripts are being written.
+//! - [`server`]: the MCP tools, thin shells over the corpus.
+//! - [`cli`]: command line and the only code that prints to stdout.
+#![deny(clippy::print_stdout)]
+
+pub mod cli;
+pub mod corpus;
+pub mod index;
+pub mod server;
+pub mod transcript;
+pub mod util;

@@ -1,2 +1,31 @@
 //! Entry point: parse the command line, set up logging on stderr, run.
-fn main() {}
+use clap::Parser;
+use conversation_search::cli::{self, Cli};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    match cli::run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("conversation-search: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs go to stderr, without colours; stdout carries the protocol. Level from
+/// `CONVERSATION_SEARCH_LOG` (error, warn, info, debug, trace; default info).
+fn init_logging() {
+    let level = std::env::var("CONVERSATION_SEARCH_LOG")
+        .ok()
+        .and_then(|v| v.parse::<tracing::Level>().ok())
+        .unwrap_or(tracing::Level::INFO);
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_max_level(level)
+        .init();
+}

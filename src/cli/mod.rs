@@ -1,0 +1,180 @@
+//! The command line: `serve` (default), `search` and `list`, and how their options resolve
+//! into index roots.
+pub mod output;
+
+use crate::corpus::writer::Writer;
+use crate::corpus::{Root, Shared, Snapshot};
+use crate::server::tools;
+use crate::transcript::claude::Claude;
+use crate::util::glob::Glob;
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Search your coding agents' past sessions: an MCP server over stdio (default) or one-shot
+/// `search` / `list` commands that print JSON.
+#[derive(Debug, Parser)]
+#[command(
+    name = "conversation-search",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+/// Options every command takes.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Where Claude Code keeps projects [default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub projects_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP over stdin/stdout (the default when no command is given).
+    Serve(ServeArgs),
+    /// Search once and print the result as JSON.
+    Search(SearchArgs),
+    /// List sessions once and print them as JSON.
+    List(ListArgs),
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ServeArgs {
+    /// Glob matched against project directory names [default: *]
+    #[arg(value_name = "PATTERN")]
+    pub pattern: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SearchArgs {
+    /// Keywords to search for.
+    pub query: String,
+    /// Glob matched against project directory names [default: *]
+    #[arg(value_name = "PATTERN")]
+    pub pattern: Option<String>,
+    /// Maximum number of results (1-100).
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true)]
+    pub limit: i64,
+    /// Only projects whose name, directory or cwd contains this.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Only this conversation.
+    #[arg(long)]
+    pub session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ListArgs {
+    /// Glob matched against project directory names [default: *]
+    #[arg(value_name = "PATTERN")]
+    pub pattern: Option<String>,
+    /// Only projects whose name, directory or cwd contains this.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Maximum number of sessions (1-100).
+    #[arg(long, default_value_t = 50, allow_negative_numbers = true)]
+    pub limit: i64,
+}
+
+/// The projects directory: the flag, else `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
+pub fn projects_dir(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = flag {
+        return Ok(dir);
+    }
+    if let Some(config) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(config).join("projects"));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .context("cannot find the projects directory: HOME is not set; pass --projects-dir DIR")?;
+    Ok(PathBuf::from(home).join(".claude").join("projects"))
+}
+
+fn roots(global: &GlobalArgs, pattern: Option<&str>) -> anyhow::Result<Vec<Root>> {
+    let dir = projects_dir(global.projects_dir.clone())?;
+    if dir.is_file() {
+        anyhow::bail!(
+            "--projects-dir `{}` is a file; pass the directory that holds the project folders",
+            dir.display()
+        );
+    }
+    if !dir.exists() {
+        tracing::info!(
+            "projects directory `{}` does not exist yet; starting with an empty index",
+            dir.display()
+        );
+    }
+    Ok(vec![Root {
+        adapter: &Claude,
+        dir,
+        pattern: Glob::new(pattern.unwrap_or("*")),
+    }])
+}
+
+/// Builds the whole index synchronously (for one-shot commands).
+fn build_once(roots: Vec<Root>) -> Arc<Snapshot> {
+    let shared = Shared::new(Snapshot::default());
+    let mut writer = Writer::new(roots, Arc::clone(&shared));
+    writer.initial_build();
+    shared.snapshot()
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        None => serve(&cli.global, &cli.serve),
+        Some(Command::Serve(args)) => serve(&cli.global, &args),
+        Some(Command::Search(args)) => {
+            let snap = build_once(roots(&cli.global, args.pattern.as_deref())?);
+            let params = tools::search::SearchParams {
+                query: args.query,
+                limit: Some(args.limit),
+                session_id: args.session_id,
+                project: args.project,
+            };
+            Ok(output::print_result(tools::search::run(&snap, params)))
+        }
+        Some(Command::List(args)) => {
+            let snap = build_once(roots(&cli.global, args.pattern.as_deref())?);
+            let params = tools::list::ListParams {
+                project: args.project,
+                limit: Some(args.limit),
+            };
+            Ok(output::print_result(tools::list::run(&snap, params)))
+        }
+    }
+}
+
+fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let roots = roots(global, args.pattern.as_deref())?;
+    let shared = Shared::new(Snapshot {
+        roots: Arc::new(roots.clone()),
+        ..Snapshot::default()
+    });
+    let writer_shared = Arc::clone(&shared);
+    std::thread::Builder::new()
+        .name("indexer".into())
+        .spawn(move || {
+            let mut writer = Writer::new(roots, writer_shared);
+            writer.initial_build();
+        })
+        .context("cannot start the indexer thread")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(crate::server::serve_stdio(shared))?;
+    Ok(ExitCode::SUCCESS)
+}

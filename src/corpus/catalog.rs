@@ -1,0 +1,220 @@
+//! The catalog: every conversation the index knows (sessions and sub-agents), looked up by id,
+//! and how project names are derived from project directories and working directories.
+use crate::transcript::{ConvMeta, Role, SourceFile};
+use crate::util::hash::FxHashMap;
+use std::sync::Arc;
+
+/// Dense numeric id of a conversation inside the index (never reused within a process).
+pub type ConvId = u32;
+
+/// One conversation: a main session or a sub-agent transcript.
+#[derive(Debug, Clone)]
+pub struct Conversation {
+    pub conv: ConvId,
+    /// Public id: the session id, `<parent>/agent-<id>` for sub-agents, `<format>:<id>` for
+    /// non-Claude formats.
+    pub id: String,
+    pub file: Arc<SourceFile>,
+    /// Parent session id (sub-agents).
+    pub parent: Option<String>,
+    pub meta: ConvMeta,
+    pub turn_count: u32,
+    /// Byte offset where each turn starts in the file.
+    pub turn_offsets: Vec<u64>,
+    /// Bytes of the file read into the index.
+    pub end_offset: u64,
+}
+
+impl Conversation {
+    pub fn is_subagent(&self) -> bool {
+        matches!(self.file.role, Role::Subagent { .. })
+    }
+
+    pub fn source(&self) -> &'static str {
+        self.file.format
+    }
+
+    pub fn agent_id(&self) -> Option<&str> {
+        match &self.file.role {
+            Role::Subagent { agent_id, .. } => Some(agent_id),
+            Role::Session { .. } => None,
+        }
+    }
+
+    pub fn agent_type(&self) -> Option<&str> {
+        match &self.file.role {
+            Role::Subagent { agent_type, .. } => agent_type.as_deref(),
+            Role::Session { .. } => None,
+        }
+    }
+
+    pub fn agent_description(&self) -> Option<&str> {
+        match &self.file.role {
+            Role::Subagent { description, .. } => description.as_deref(),
+            Role::Session { .. } => None,
+        }
+    }
+
+    /// Byte range of turns `from..to` in the file.
+    pub fn byte_range(&self, from: u32, to: u32) -> Option<(u64, u64)> {
+        let start = *self.turn_offsets.get(from as usize)?;
+        let end = self
+            .turn_offsets
+            .get(to as usize)
+            .copied()
+            .unwrap_or(self.end_offset);
+        Some((start, end.max(start)))
+    }
+}
+
+/// Conversations by id, shared copy-on-write between snapshots.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    slots: Arc<Vec<Option<Arc<Conversation>>>>,
+    by_id: Arc<FxHashMap<String, ConvId>>,
+    /// Project directory names currently matched (sorted), for project naming.
+    groups: Arc<Vec<String>>,
+    /// Length of the prefix stripped from every group name.
+    group_prefix: usize,
+}
+
+impl Catalog {
+    pub fn get(&self, conv: ConvId) -> Option<&Arc<Conversation>> {
+        self.slots.get(conv as usize).and_then(Option::as_ref)
+    }
+
+    pub fn by_id(&self, id: &str) -> Option<&Arc<Conversation>> {
+        self.by_id.get(id).and_then(|&c| self.get(c))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Conversation>> {
+        self.slots.iter().flatten()
+    }
+
+    pub fn groups(&self) -> &[String] {
+        &self.groups
+    }
+
+    /// Inserts or replaces a conversation. Returns the id it was stored under (a colliding
+    /// public id from another file gets a `@<group>` suffix).
+    pub fn put(&mut self, mut conv: Conversation) -> String {
+        let slot = conv.conv as usize;
+        if let Some(old) = self.get(conv.conv).cloned() {
+            if old.id != conv.id {
+                Arc::make_mut(&mut self.by_id).remove(&old.id);
+            }
+        }
+        if let Some(&other) = self.by_id.get(&conv.id) {
+            if other != conv.conv {
+                let suffix = conv
+                    .file
+                    .group
+                    .clone()
+                    .unwrap_or_else(|| conv.conv.to_string());
+                conv.id = format!("{}@{}", conv.id, suffix);
+            }
+        }
+        if !self.by_id.contains_key(&conv.id) {
+            Arc::make_mut(&mut self.by_id).insert(conv.id.clone(), conv.conv);
+        }
+        let id = conv.id.clone();
+        let slots = Arc::make_mut(&mut self.slots);
+        if slots.len() <= slot {
+            slots.resize(slot + 1, None);
+        }
+        slots[slot] = Some(Arc::new(conv));
+        id
+    }
+
+    pub fn remove(&mut self, conv: ConvId) {
+        if let Some(old) = self.get(conv).cloned() {
+            if self.by_id.get(&old.id) == Some(&conv) {
+                Arc::make_mut(&mut self.by_id).remove(&old.id);
+            }
+            Arc::make_mut(&mut self.slots)[conv as usize] = None;
+        }
+    }
+
+    /// Sets the matched project directories (sorted) and recomputes their common prefix.
+    pub fn set_groups(&mut self, mut groups: Vec<String>) {
+        groups.sort();
+        groups.dedup();
+        if *self.groups != groups {
+            self.group_prefix = common_dash_prefix(&groups);
+            self.groups = Arc::new(groups);
+        }
+    }
+
+    /// The project a conversation belongs to: its directory name with the prefix common to all
+    /// matched directories stripped; with a single directory, the last component of its cwd.
+    pub fn project_name(&self, conv: &Conversation) -> String {
+        let cwd_name = conv
+            .meta
+            .cwd
+            .as_deref()
+            .and_then(|c| c.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next())
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned);
+        match conv.file.group.as_deref() {
+            Some(group) if self.groups.len() > 1 => {
+                let stripped = group.get(self.group_prefix..).unwrap_or("");
+                if stripped.is_empty() {
+                    group.to_owned()
+                } else {
+                    stripped.to_owned()
+                }
+            }
+            Some(group) => cwd_name.unwrap_or_else(|| group.to_owned()),
+            None => cwd_name.unwrap_or_default(),
+        }
+    }
+
+    /// Case-insensitive substring match of `filter` on project name, directory name and cwd.
+    pub fn project_matches(&self, conv: &Conversation, filter_lower: &str) -> bool {
+        let hit = |s: &str| s.to_lowercase().contains(filter_lower);
+        hit(&self.project_name(conv))
+            || conv.file.group.as_deref().is_some_and(hit)
+            || conv.meta.cwd.as_deref().is_some_and(hit)
+    }
+}
+
+/// Length of the longest prefix shared by all names, cut back to just after a `-`.
+fn common_dash_prefix(names: &[String]) -> usize {
+    if names.len() < 2 {
+        return 0;
+    }
+    let first = names[0].as_bytes();
+    let mut len = first.len();
+    for n in &names[1..] {
+        len = len.min(
+            first
+                .iter()
+                .zip(n.as_bytes())
+                .take_while(|(a, b)| a == b)
+                .count(),
+        );
+    }
+    first[..len]
+        .iter()
+        .rposition(|&b| b == b'-')
+        .map_or(0, |i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::common_dash_prefix;
+
+    #[test]
+    fn strips_the_shared_dash_prefix() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let names = v(&[
+            "-home-gbr-work-001-sites-diff-website",
+            "-home-gbr-work-001-sites-blog",
+        ]);
+        assert_eq!(&names[0][common_dash_prefix(&names)..], "diff-website");
+        let names = v(&["-home-a-foo", "-home-a-fab"]);
+        assert_eq!(&names[0][common_dash_prefix(&names)..], "foo");
+        let names = v(&["-a-b", "-a-b-c"]);
+        assert_eq!(&names[1][common_dash_prefix(&names)..], "b-c");
+    }
+}

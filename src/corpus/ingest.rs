@@ -1,0 +1,217 @@
+//! Reading one transcript file incrementally: complete lines only (a half-written last line
+//! waits for its newline), resuming at the byte offset of the last complete line, and
+//! detecting files that shrank or whose already-read prefix changed.
+use crate::transcript::{ConvState, LineParser, SourceFile, adapter};
+use crate::util::hash::Fnv64;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+use std::time::SystemTime;
+
+/// Bytes fingerprinted at the start of a file and just before the read offset.
+const FINGERPRINT_BYTES: u64 = 4096;
+/// Read buffer size; lines longer than this grow the buffer.
+const CHUNK: usize = 1 << 20;
+
+/// Identity of what has been read: enough to notice a rewrite without re-reading everything.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Fingerprint {
+    /// Hash of the first `min(offset, 4096)` bytes.
+    pub head: u64,
+    /// Hash of the 4096 bytes (or fewer) that end at `offset`.
+    pub tail: u64,
+}
+
+/// What happened to a file since it was last read.
+#[derive(Debug)]
+pub enum ReadOutcome {
+    /// Nothing new (or only a partial line was added).
+    Unchanged,
+    /// New complete lines were read; the conversation(s) as they now stand.
+    Appended(Vec<ConvState>),
+    /// The file shrank or its already-read bytes changed: it must be read again from scratch.
+    Rewritten,
+    /// The file no longer exists (or cannot be opened).
+    Gone,
+}
+
+/// A file being followed.
+pub struct FileState {
+    pub src: SourceFile,
+    parser: Box<dyn LineParser>,
+    /// End of the last complete line read.
+    pub offset: u64,
+    /// Size and modification time at the last read.
+    pub size: u64,
+    pub mtime: Option<SystemTime>,
+    pub fingerprint: Fingerprint,
+    /// Lines that could not be read.
+    pub skipped: u64,
+    /// First skipped line's description, for the per-file warning.
+    warned: bool,
+    history_done: bool,
+}
+
+fn hash_range(file: &mut File, start: u64, len: u64) -> io::Result<u64> {
+    let mut buf = vec![0u8; len as usize];
+    file.seek(SeekFrom::Start(start))?;
+    file.read_exact(&mut buf)?;
+    Ok(Fnv64::of(&buf))
+}
+
+fn fingerprint(file: &mut File, offset: u64) -> io::Result<Fingerprint> {
+    let head_len = offset.min(FINGERPRINT_BYTES);
+    let tail_len = offset.min(FINGERPRINT_BYTES);
+    Ok(Fingerprint {
+        head: hash_range(file, 0, head_len)?,
+        tail: hash_range(file, offset - tail_len, tail_len)?,
+    })
+}
+
+impl FileState {
+    pub fn new(src: SourceFile) -> Self {
+        let parser = match adapter(src.format) {
+            Some(a) => a.parser(&src),
+            None => unreachable!("source files are only created by registered adapters"),
+        };
+        Self {
+            src,
+            parser,
+            offset: 0,
+            size: 0,
+            mtime: None,
+            fingerprint: Fingerprint::default(),
+            skipped: 0,
+            warned: false,
+            history_done: false,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.src.path
+    }
+
+    /// Cheap check: has the file's size or mtime moved since the last read?
+    pub fn looks_changed(&self) -> bool {
+        match std::fs::metadata(&self.src.path) {
+            Ok(m) => m.len() != self.size || m.modified().ok() != self.mtime,
+            Err(_) => true,
+        }
+    }
+
+    /// Reads whatever complete lines were added since the last call.
+    pub fn read(&mut self) -> ReadOutcome {
+        match self.try_read() {
+            Ok(outcome) => outcome,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => ReadOutcome::Gone,
+            Err(e) => {
+                if !self.warned {
+                    tracing::warn!(path = %self.src.path.display(), error = %e, "cannot read transcript file; skipping it");
+                    self.warned = true;
+                }
+                if self.offset == 0 {
+                    ReadOutcome::Gone
+                } else {
+                    ReadOutcome::Unchanged
+                }
+            }
+        }
+    }
+
+    fn try_read(&mut self) -> io::Result<ReadOutcome> {
+        let mut file = File::open(&self.src.path)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Ok(ReadOutcome::Gone);
+        }
+        let size = meta.len();
+        let mtime = meta.modified().ok();
+        if size < self.offset {
+            return Ok(ReadOutcome::Rewritten);
+        }
+        if self.offset > 0 && fingerprint(&mut file, self.offset)? != self.fingerprint {
+            return Ok(ReadOutcome::Rewritten);
+        }
+        self.size = size;
+        self.mtime = mtime;
+        if size == self.offset {
+            self.finish_history();
+            return Ok(ReadOutcome::Unchanged);
+        }
+        let before = self.offset;
+        self.read_lines(&mut file)?;
+        self.finish_history();
+        if self.offset == before {
+            return Ok(ReadOutcome::Unchanged);
+        }
+        self.fingerprint = fingerprint(&mut file, self.offset)?;
+        Ok(ReadOutcome::Appended(self.parser.drain()))
+    }
+
+    fn finish_history(&mut self) {
+        if !self.history_done {
+            self.history_done = true;
+            self.parser.end_of_history();
+        }
+    }
+
+    /// Feeds complete lines from `self.offset` to the end of the file.
+    fn read_lines(&mut self, file: &mut File) -> io::Result<()> {
+        file.seek(SeekFrom::Start(self.offset))?;
+        let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
+        let mut first_error: Option<(u64, String)> = None;
+        let mut new_skips = 0u64;
+        loop {
+            let filled = buf.len();
+            if buf.capacity() - filled < CHUNK / 2 {
+                buf.reserve(CHUNK);
+            }
+            let cap = buf.capacity();
+            buf.resize(cap, 0);
+            let n = file.read(&mut buf[filled..])?;
+            buf.truncate(filled + n);
+            if n == 0 {
+                break;
+            }
+            // process complete lines in buf
+            let mut start = 0usize;
+            while let Some(nl) = memchr_newline(&buf[start..]) {
+                let line = &buf[start..start + nl];
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                let at = self.offset;
+                if let Err(e) = self.parser.feed_line(at, line) {
+                    new_skips += 1;
+                    if first_error.is_none() {
+                        first_error = Some((at, e.to_string()));
+                    }
+                }
+                self.offset += (nl + 1) as u64;
+                start += nl + 1;
+            }
+            buf.drain(..start);
+        }
+        if new_skips > 0 {
+            self.skipped += new_skips;
+            if let Some((at, why)) = first_error {
+                if !self.warned {
+                    self.warned = true;
+                    tracing::warn!(
+                        path = %self.src.path.display(),
+                        skipped = new_skips,
+                        first_at_byte = at,
+                        "skipped unreadable lines in `{}` (first: {why}); the rest of the file is indexed",
+                        self.src.path.display()
+                    );
+                } else {
+                    tracing::debug!(path = %self.src.path.display(), skipped = new_skips, "skipped unreadable lines");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[inline]
+fn memchr_newline(hay: &[u8]) -> Option<usize> {
+    hay.iter().position(|&b| b == b'\n')
+}

@@ -1,0 +1,113 @@
+//! The corpus: which transcript files are indexed, the conversations they hold, and immutable
+//! snapshots that queries read while a single writer prepares the next one.
+pub mod catalog;
+pub mod ingest;
+pub mod query;
+pub mod writer;
+
+use crate::index::IndexView;
+use crate::transcript::Adapter;
+use crate::util::glob::Glob;
+use catalog::Catalog;
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::time::Duration;
+
+/// A directory of transcripts of one format, filtered by a group pattern.
+#[derive(Clone)]
+pub struct Root {
+    pub adapter: &'static dyn Adapter,
+    pub dir: PathBuf,
+    pub pattern: Glob,
+}
+
+impl std::fmt::Debug for Root {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{} ({})",
+            self.adapter.name(),
+            self.dir.display(),
+            self.pattern.as_str()
+        )
+    }
+}
+
+/// Counters describing what the index holds and how it got there.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    pub files: u64,
+    pub bytes_indexed: u64,
+    pub skipped_lines: u64,
+    /// Duration of the last update, in milliseconds.
+    pub last_update_ms: f64,
+    pub updates: u64,
+    pub files_reread: u64,
+    pub files_appended: u64,
+    pub files_removed: u64,
+}
+
+/// Everything a query needs, frozen at one point in time.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Incremented by every published update; 0 until the first full build.
+    pub generation: u64,
+    /// True once every file found at start-up has been indexed.
+    pub complete: bool,
+    /// Epoch ms of the last update.
+    pub indexed_at: Option<i64>,
+    pub catalog: Catalog,
+    pub index: IndexView,
+    pub stats: Stats,
+    pub roots: Arc<Vec<Root>>,
+}
+
+/// The current snapshot, swapped atomically by the writer; readers never wait for an update
+/// longer than it takes to clone an `Arc`.
+pub struct Shared {
+    current: RwLock<Arc<Snapshot>>,
+    complete: Mutex<bool>,
+    complete_cv: Condvar,
+}
+
+impl Shared {
+    pub fn new(initial: Snapshot) -> Arc<Self> {
+        Arc::new(Self {
+            current: RwLock::new(Arc::new(initial)),
+            complete: Mutex::new(false),
+            complete_cv: Condvar::new(),
+        })
+    }
+
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        match self.current.read() {
+            Ok(g) => Arc::clone(&g),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    pub fn publish(&self, snap: Snapshot) {
+        let complete = snap.complete;
+        let snap = Arc::new(snap);
+        match self.current.write() {
+            Ok(mut g) => *g = snap,
+            Err(poisoned) => *poisoned.into_inner() = snap,
+        }
+        if complete {
+            let mut done = self.complete.lock().unwrap_or_else(|p| p.into_inner());
+            *done = true;
+            self.complete_cv.notify_all();
+        }
+    }
+
+    /// Waits until the first full build is published or `timeout` passes; returns the snapshot
+    /// either way (check `complete`).
+    pub fn wait_complete(&self, timeout: Duration) -> Arc<Snapshot> {
+        let done = self.complete.lock().unwrap_or_else(|p| p.into_inner());
+        let _unused = self
+            .complete_cv
+            .wait_timeout_while(done, timeout, |d| !*d)
+            .unwrap_or_else(|p| p.into_inner());
+        self.snapshot()
+    }
+}

@@ -1,0 +1,372 @@
+//! The single writer: discovers transcript files, reads them (in parallel at start-up,
+//! incrementally afterwards), turns their turns into index documents, keeps per-conversation
+//! bookkeeping of where each turn's document lives, and publishes immutable snapshots.
+use super::catalog::{Catalog, ConvId, Conversation};
+use super::ingest::{FileState, ReadOutcome};
+use super::{Root, Shared, Snapshot, Stats};
+use crate::index::{IndexView, NewDoc, SegmentBuilder, Tokenizer};
+use crate::transcript::{ConvState, Role, SourceFile, Turn};
+use crate::util::hash::FxHashMap;
+use crate::util::time::now_ms;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// A followed file and the conversations it holds.
+struct FileEntry {
+    state: FileState,
+    /// (conversation id as the parser reports it, internal id).
+    convs: Vec<(String, ConvId)>,
+    src: Arc<SourceFile>,
+}
+
+/// Where each turn of a conversation lives in the index: (segment id, document).
+#[derive(Default)]
+struct ConvBook {
+    docs: Vec<(u64, u32)>,
+}
+
+/// The text of a turn's tools field: tool names, sorted and unique.
+pub fn tools_field(turn: &Turn) -> String {
+    let names = turn.tool_names();
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!("tools: {}", names.join(" "))
+    }
+}
+
+/// Documents added to a segment under construction, to be located once it is finished.
+#[derive(Default)]
+struct Batch {
+    builder: SegmentBuilder,
+    /// Per added document: (conversation, turn number).
+    docs: Vec<(ConvId, u32)>,
+}
+
+impl Batch {
+    fn add(&mut self, conv: ConvId, turn: &Turn) {
+        let tools = tools_field(turn);
+        self.builder.add(&NewDoc {
+            conv,
+            turn: turn.number,
+            timestamp: turn.timestamp,
+            dup_key: turn.dup_key,
+            fields: [&turn.user_text, &turn.assistant_text, &tools],
+        });
+        self.docs.push((conv, turn.number));
+    }
+}
+
+pub struct Writer {
+    roots: Arc<Vec<Root>>,
+    shared: Arc<Shared>,
+    files: BTreeMap<PathBuf, FileEntry>,
+    catalog: Catalog,
+    view: IndexView,
+    books: FxHashMap<ConvId, ConvBook>,
+    next_conv: ConvId,
+    next_seg: u64,
+    generation: u64,
+    stats: Stats,
+    tokenizer: Tokenizer,
+    complete: bool,
+}
+
+impl Writer {
+    pub fn new(roots: Vec<Root>, shared: Arc<Shared>) -> Self {
+        Self {
+            roots: Arc::new(roots),
+            shared,
+            files: BTreeMap::new(),
+            catalog: Catalog::default(),
+            view: IndexView::default(),
+            books: FxHashMap::default(),
+            next_conv: 0,
+            next_seg: 1,
+            generation: 0,
+            stats: Stats::default(),
+            tokenizer: Tokenizer::new(),
+            complete: false,
+        }
+    }
+
+    pub fn roots(&self) -> &Arc<Vec<Root>> {
+        &self.roots
+    }
+
+    /// Every transcript file currently under the roots, with the matched groups.
+    fn discover(&self) -> (Vec<SourceFile>, Vec<String>) {
+        let mut files = Vec::new();
+        let mut groups = Vec::new();
+        for root in self.roots.iter() {
+            for f in root.adapter.discover(&root.dir, &root.pattern) {
+                if let Some(g) = &f.group {
+                    groups.push(g.clone());
+                }
+                files.push(f);
+            }
+        }
+        files.sort();
+        files.dedup_by(|a, b| a.path == b.path);
+        (files, groups)
+    }
+
+    /// Reads every file once, in parallel, and publishes the first complete snapshot.
+    pub fn initial_build(&mut self) {
+        let started = Instant::now();
+        let (files, groups) = self.discover();
+        self.catalog.set_groups(groups);
+        let threads = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, 8);
+        let next = AtomicUsize::new(0);
+        let conv_base = AtomicUsize::new(self.next_conv as usize);
+        type Read = (FileState, Vec<ConvState>, Vec<ConvId>);
+        let results: Vec<(Batch, Vec<Read>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut batch = Batch::default();
+                        let mut read = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(src) = files.get(i) else { break };
+                            let mut state = FileState::new(src.clone());
+                            let convs = match state.read() {
+                                ReadOutcome::Appended(convs) => convs,
+                                ReadOutcome::Unchanged => Vec::new(),
+                                ReadOutcome::Gone | ReadOutcome::Rewritten => continue,
+                            };
+                            let ids: Vec<ConvId> = convs
+                                .iter()
+                                .map(|_| conv_base.fetch_add(1, Ordering::Relaxed) as ConvId)
+                                .collect();
+                            for (c, &id) in convs.iter().zip(&ids) {
+                                for t in c.completed.iter().chain(c.open.as_ref()) {
+                                    batch.add(id, t);
+                                }
+                            }
+                            read.push((state, convs, ids));
+                        }
+                        (batch, read)
+                    })
+                })
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        });
+        self.next_conv = conv_base.load(Ordering::Relaxed) as ConvId;
+        for (batch, read) in results {
+            for (state, convs, ids) in read {
+                let path = state.src.path.clone();
+                let src = Arc::new(state.src.clone());
+                let mut entry = FileEntry {
+                    state,
+                    convs: Vec::new(),
+                    src,
+                };
+                for (c, id) in convs.into_iter().zip(ids) {
+                    entry.convs.push((c.id.clone(), id));
+                    self.update_conversation(&entry, id, c, &mut Vec::new());
+                }
+                self.files.insert(path, entry);
+            }
+            self.finish_batch(batch);
+        }
+        self.complete = true;
+        self.publish(started);
+        let snap = self.shared.snapshot();
+        tracing::info!(
+            files = snap.stats.files,
+            conversations = snap.catalog.iter().count(),
+            turns = snap.index.live_docs,
+            bytes = snap.stats.bytes_indexed,
+            skipped_lines = snap.stats.skipped_lines,
+            ms = started.elapsed().as_millis() as u64,
+            "index built"
+        );
+    }
+
+    /// Applies one conversation's new state: turns from the first changed one are replaced.
+    /// Old documents to kill are reported through `kill`; new turns' documents are added by the
+    /// caller (initial build) or here through `pending`.
+    fn update_conversation(
+        &mut self,
+        entry: &FileEntry,
+        conv: ConvId,
+        state: ConvState,
+        kills: &mut Vec<(u64, u32)>,
+    ) {
+        let first_changed = state
+            .completed
+            .first()
+            .or(state.open.as_ref())
+            .map_or(state.turn_count, |t| t.number);
+        let book = self.books.entry(conv).or_default();
+        kills.extend(book.docs.iter().skip(first_changed as usize).copied());
+        book.docs.truncate(first_changed as usize);
+        let mut offsets = self
+            .catalog
+            .get(conv)
+            .map(|c| c.turn_offsets.clone())
+            .unwrap_or_default();
+        offsets.truncate(first_changed as usize);
+        offsets.extend(
+            state
+                .completed
+                .iter()
+                .chain(state.open.as_ref())
+                .map(|t| t.start_offset),
+        );
+        let parent = match &entry.src.role {
+            Role::Subagent { parent, .. } => parent
+                .clone()
+                .or_else(|| state.meta.recorded_session_id.clone()),
+            Role::Session { .. } => None,
+        };
+        if state.turn_count == 0 {
+            self.catalog.remove(conv);
+            return;
+        }
+        self.catalog.put(Conversation {
+            conv,
+            id: state.id,
+            file: Arc::clone(&entry.src),
+            parent,
+            meta: state.meta,
+            turn_count: state.turn_count,
+            turn_offsets: offsets,
+            end_offset: entry.state.offset,
+        });
+    }
+
+    /// Finishes a batch into a segment and records where its documents went.
+    fn finish_batch(&mut self, batch: Batch) {
+        if batch.docs.is_empty() {
+            return;
+        }
+        let id = self.next_seg;
+        self.next_seg += 1;
+        let seg = Arc::new(batch.builder.finish(id));
+        for (doc, &(conv, turn)) in batch.docs.iter().enumerate() {
+            let book = self.books.entry(conv).or_default();
+            let t = turn as usize;
+            if book.docs.len() <= t {
+                book.docs.resize(t + 1, (0, u32::MAX));
+            }
+            book.docs[t] = (id, doc as u32);
+        }
+        self.view.add(seg);
+    }
+
+    /// Re-reads the given paths (changed, created or deleted) and publishes the result.
+    /// Returns whether anything changed.
+    pub fn update_paths(&mut self, paths: &[PathBuf]) -> bool {
+        let started = Instant::now();
+        let mut batch = Batch::default();
+        let mut kills: Vec<(u64, u32)> = Vec::new();
+        let mut changed = false;
+        for path in paths {
+            changed |= self.update_path(path, &mut batch, &mut kills);
+        }
+        if !changed {
+            return false;
+        }
+        self.finish_batch(batch);
+        let mut by_seg: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
+        for (seg, doc) in kills {
+            by_seg.entry(seg).or_default().push(doc);
+        }
+        for (seg, docs) in by_seg {
+            self.view.kill(seg, &docs, &mut self.tokenizer);
+        }
+        self.view.segs.retain(|s| s.live_count() > 0);
+        self.stats.updates += 1;
+        self.publish(started);
+        true
+    }
+
+    fn update_path(&mut self, path: &Path, batch: &mut Batch, kills: &mut Vec<(u64, u32)>) -> bool {
+        let Some(mut entry) = self.files.remove(path) else {
+            return false;
+        };
+        let outcome = entry.state.read();
+        match outcome {
+            ReadOutcome::Unchanged => {
+                self.files.insert(path.to_owned(), entry);
+                false
+            }
+            ReadOutcome::Appended(states) => {
+                self.stats.files_appended += 1;
+                for state in states {
+                    let conv = match entry.convs.iter().find(|(k, _)| *k == state.id) {
+                        Some(&(_, c)) => c,
+                        None if entry.convs.len() == 1 => {
+                            let c = entry.convs[0].1;
+                            entry.convs[0].0 = state.id.clone();
+                            c
+                        }
+                        None => {
+                            let c = self.next_conv;
+                            self.next_conv += 1;
+                            entry.convs.push((state.id.clone(), c));
+                            c
+                        }
+                    };
+                    let new_turns: Vec<Turn> = state
+                        .completed
+                        .iter()
+                        .chain(state.open.as_ref())
+                        .cloned()
+                        .collect();
+                    self.update_conversation(&entry, conv, state, kills);
+                    for t in &new_turns {
+                        batch.add(conv, t);
+                    }
+                }
+                self.files.insert(path.to_owned(), entry);
+                true
+            }
+            ReadOutcome::Rewritten | ReadOutcome::Gone => {
+                for &(_, conv) in &entry.convs {
+                    if let Some(book) = self.books.remove(&conv) {
+                        kills.extend(book.docs);
+                    }
+                    self.catalog.remove(conv);
+                }
+                if matches!(outcome, ReadOutcome::Rewritten) {
+                    self.stats.files_reread += 1;
+                    let fresh = FileEntry {
+                        state: FileState::new(entry.state.src.clone()),
+                        convs: Vec::new(),
+                        src: Arc::clone(&entry.src),
+                    };
+                    self.files.insert(path.to_owned(), fresh);
+                    self.update_path(path, batch, kills);
+                } else {
+                    self.stats.files_removed += 1;
+                }
+                true
+            }
+        }
+    }
+
+    fn publish(&mut self, started: Instant) {
+        self.generation += 1;
+        self.stats.files = self.files.len() as u64;
+        self.stats.bytes_indexed = self.files.values().map(|f| f.state.offset).sum();
+        self.stats.skipped_lines = self.files.values().map(|f| f.state.skipped).sum();
+        self.stats.last_update_ms = started.elapsed().as_secs_f64() * 1000.0;
+        self.shared.publish(Snapshot {
+            generation: self.generation,
+            complete: self.complete,
+            indexed_at: Some(now_ms()),
+            catalog: self.catalog.clone(),
+            index: self.view.clone(),
+            stats: self.stats.clone(),
+            roots: Arc::clone(&self.roots),
+        });
+    }
+}

@@ -1,0 +1,13 @@
+//! The index layer: tokenizer, immutable segments with compact postings, a snapshot view with
+//! exact BM25 statistics, query evaluation and snippets. Knows nothing about transcripts.
+pub mod query;
+pub mod scoring;
+pub mod segment;
+pub mod snippet;
+pub mod tokenizer;
+pub mod view;
+
+pub use scoring::{Bm25, Hit, Plan, PlanTerm, evaluate};
+pub use segment::{DocMeta, DocText, NewDoc, Segment, SegmentBuilder};
+pub use tokenizer::Tokenizer;
+pub use view::{IndexView, SegView, Tombstones};

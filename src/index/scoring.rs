@@ -1,0 +1,210 @@
+//! BM25 scoring over an [`IndexView`]: document-at-a-time merging of the query terms' postings
+//! (cost grows with the postings of the query terms, not with the corpus), per-field term
+//! weights, required/excluded clauses, caller filters, and top-k selection with a stable order.
+use super::segment::{DocMeta, FIELDS, PostingCursor};
+use super::view::IndexView;
+use std::cmp::Ordering;
+
+/// BM25 parameters and field weights.
+#[derive(Debug, Clone, Copy)]
+pub struct Bm25 {
+    pub k1: f32,
+    pub b: f32,
+    /// Weight of a term occurrence per field (user, assistant, tools).
+    pub field_weights: [f32; FIELDS],
+}
+
+impl Default for Bm25 {
+    fn default() -> Self {
+        Self {
+            k1: 1.2,
+            b: 0.75,
+            field_weights: [1.0, 1.0, 1.0],
+        }
+    }
+}
+
+/// Lucene's BM25 idf: always positive.
+pub fn idf(n_docs: u64, df: u64) -> f32 {
+    let n = n_docs as f64;
+    let df = df as f64;
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
+}
+
+/// One term of a query plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanTerm {
+    pub text: String,
+    /// Clause the term belongs to (a keyword, a phrase, a prefix).
+    pub group: u16,
+    /// Query-side multiplicity.
+    pub weight: f32,
+}
+
+/// What to evaluate: scoring terms grouped in clauses, prefixes to expand, clauses every
+/// match must satisfy, and terms no match may contain.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Plan {
+    pub terms: Vec<PlanTerm>,
+    /// (prefix, group): expanded to the dictionary's terms with that prefix.
+    pub prefixes: Vec<(String, u16)>,
+    /// Bit per group that every match must hold.
+    pub required: u64,
+    pub excluded: Vec<String>,
+}
+
+/// Most dictionary terms one prefix expands to, per segment (the most frequent ones).
+pub const MAX_PREFIX_EXPANSION: usize = 64;
+
+/// A scored document.
+#[derive(Debug, Clone, Copy)]
+pub struct Hit {
+    /// Index into `IndexView::segs`.
+    pub seg: usize,
+    pub doc: u32,
+    pub score: f32,
+    /// Bit per group the document matched.
+    pub groups: u64,
+    /// Bit per field in which any scoring term matched.
+    pub fields: u8,
+}
+
+/// Score rounded to 4 decimals, as an integer for exact comparisons.
+pub fn quantize(score: f32) -> i64 {
+    (f64::from(score) * 10_000.0).round() as i64
+}
+
+struct TermCursor<'a> {
+    cursor: PostingCursor<'a>,
+    idf: f32,
+    weight: f32,
+    group: u16,
+}
+
+/// Evaluates `plan` over `view`. `accept` sees each matching live document (and the fields it
+/// matched in) and decides whether it counts. Returns the number of accepted documents and the
+/// best `k` of them ordered by `order` (called with the rounded scores equal or not).
+pub fn evaluate(
+    view: &IndexView,
+    plan: &Plan,
+    params: &Bm25,
+    mut accept: impl FnMut(usize, u32, &DocMeta, u8) -> bool,
+    k: usize,
+    order: impl Fn(&Hit, &Hit) -> Ordering,
+) -> (usize, Vec<Hit>) {
+    let n = view.live_docs.max(1);
+    let avg = view.avg_len();
+    let mut total = 0usize;
+    let mut top: Vec<Hit> = Vec::new();
+    let cmp = |a: &Hit, b: &Hit| {
+        quantize(b.score)
+            .cmp(&quantize(a.score))
+            .then_with(|| order(a, b))
+    };
+    let mut global_df = crate::util::hash::FxHashMap::<String, f32>::default();
+    let mut idf_of = |term: &str| -> f32 {
+        if let Some(&v) = global_df.get(term) {
+            return v;
+        }
+        let v = idf(n, view.df(term).max(1));
+        global_df.insert(term.to_owned(), v);
+        v
+    };
+    for (si, sv) in view.segs.iter().enumerate() {
+        let seg = &sv.seg;
+        let mut cursors: Vec<TermCursor> = Vec::new();
+        for t in &plan.terms {
+            if let Some(list) = seg.lookup(&t.text) {
+                cursors.push(TermCursor {
+                    cursor: PostingCursor::new(list),
+                    idf: idf_of(&t.text),
+                    weight: t.weight,
+                    group: t.group,
+                });
+            }
+        }
+        for (prefix, group) in &plan.prefixes {
+            let range = seg.prefix_range(prefix);
+            let mut ids: Vec<u32> = range.collect();
+            if ids.len() > MAX_PREFIX_EXPANSION {
+                ids.sort_by(|&a, &b| sv.df(b).cmp(&sv.df(a)).then(a.cmp(&b)));
+                ids.truncate(MAX_PREFIX_EXPANSION);
+            }
+            for id in ids {
+                let term = seg.term_str(id).to_owned();
+                cursors.push(TermCursor {
+                    cursor: PostingCursor::new(seg.postings(id)),
+                    idf: idf_of(&term),
+                    weight: 1.0,
+                    group: *group,
+                });
+            }
+        }
+        if cursors.is_empty() {
+            continue;
+        }
+        let mut excluded: Vec<PostingCursor> = plan
+            .excluded
+            .iter()
+            .filter_map(|t| seg.lookup(t))
+            .map(PostingCursor::new)
+            .collect();
+        loop {
+            let d = cursors
+                .iter()
+                .map(|c| c.cursor.doc)
+                .min()
+                .unwrap_or(u32::MAX);
+            if d == u32::MAX {
+                break;
+            }
+            let meta = seg.doc(d);
+            let norm = params.k1 * (1.0 - params.b + params.b * meta.len as f32 / avg);
+            let mut score = 0.0f32;
+            let mut groups = 0u64;
+            let mut fields = 0u8;
+            for c in cursors.iter_mut().filter(|c| c.cursor.doc == d) {
+                let tf = c.cursor.tf;
+                let mut tfw = 0.0f32;
+                for (f, (&n, &w)) in tf.iter().zip(&params.field_weights).enumerate() {
+                    if n > 0 {
+                        tfw += w * n as f32;
+                        fields |= 1 << f;
+                    }
+                }
+                score += c.weight * c.idf * tfw * (params.k1 + 1.0) / (tfw + norm);
+                groups |= 1u64 << (c.group.min(63));
+                c.cursor.next();
+            }
+            if sv.dead.contains(d) || groups & plan.required != plan.required || score <= 0.0 {
+                continue;
+            }
+            if excluded.iter_mut().any(|x| {
+                while x.doc < d {
+                    x.next();
+                }
+                x.doc == d
+            }) {
+                continue;
+            }
+            if !accept(si, d, meta, fields) {
+                continue;
+            }
+            total += 1;
+            top.push(Hit {
+                seg: si,
+                doc: d,
+                score,
+                groups,
+                fields,
+            });
+            if k > 0 && top.len() >= 2 * k + 64 {
+                top.select_nth_unstable_by(k - 1, cmp);
+                top.truncate(k);
+            }
+        }
+    }
+    top.sort_by(cmp);
+    top.truncate(k);
+    (total, top)
+}

@@ -1,0 +1,480 @@
+//! Immutable index segments: a sorted term dictionary, compact postings (delta-varint doc ids
+//! with per-field term frequencies), per-document metadata and the one stored copy of each
+//! turn's text. A segment is built once and then only read; updates add new segments and mark
+//! replaced documents dead (see [`super::view`]).
+use super::tokenizer::Tokenizer;
+use crate::util::hash::FxHashMap;
+
+/// Indexed fields of a turn.
+pub const FIELD_USER: usize = 0;
+pub const FIELD_ASSISTANT: usize = 1;
+/// Tool names, files touched and commands run.
+pub const FIELD_TOOLS: usize = 2;
+pub const FIELDS: usize = 3;
+
+/// Per-document metadata kept in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DocMeta {
+    /// Conversation the turn belongs to (see `corpus::catalog`).
+    pub conv: u32,
+    pub turn: u32,
+    /// Epoch milliseconds, `i64::MIN` when unknown.
+    pub timestamp: i64,
+    /// Number of terms in the document (BM25 length).
+    pub len: u32,
+    /// Start of the turn's text in the segment's text arena; field lengths follow.
+    pub text_start: u64,
+    pub field_len: [u32; FIELDS],
+    /// Duplicate-turn fingerprint (0 = none).
+    pub dup_key: u64,
+}
+
+/// The text of one document, by field.
+#[derive(Debug, Clone, Copy)]
+pub struct DocText<'a> {
+    pub user: &'a str,
+    pub assistant: &'a str,
+    pub tools: &'a str,
+}
+
+impl<'a> DocText<'a> {
+    pub fn field(&self, f: usize) -> &'a str {
+        match f {
+            FIELD_USER => self.user,
+            FIELD_ASSISTANT => self.assistant,
+            _ => self.tools,
+        }
+    }
+}
+
+/// Term frequencies of one posting, per field.
+pub type Tf = [u32; FIELDS];
+
+/// Appends a LEB128 varint.
+#[inline]
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads a LEB128 varint at `*pos`.
+#[inline]
+pub fn get_varint(buf: &[u8], pos: &mut usize) -> u64 {
+    let mut v = 0u64;
+    let mut shift = 0;
+    while let Some(&b) = buf.get(*pos) {
+        *pos += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            break;
+        }
+        shift += 7;
+    }
+    v
+}
+
+/// Encodes per-field frequencies: one byte (user 3 bits, assistant 3 bits, tools 2 bits) when
+/// they fit, else an escape byte 0 followed by three varints.
+#[inline]
+fn put_tf(out: &mut Vec<u8>, tf: &Tf) {
+    if tf[0] < 8 && tf[1] < 8 && tf[2] < 4 {
+        out.push((tf[0] | tf[1] << 3 | tf[2] << 6) as u8);
+    } else {
+        out.push(0);
+        for &f in tf {
+            put_varint(out, u64::from(f));
+        }
+    }
+}
+
+#[inline]
+fn get_tf(buf: &[u8], pos: &mut usize) -> Tf {
+    let b = buf.get(*pos).copied().unwrap_or(1);
+    *pos += 1;
+    if b != 0 {
+        return [u32::from(b & 7), u32::from((b >> 3) & 7), u32::from(b >> 6)];
+    }
+    let mut tf = [0; FIELDS];
+    for f in &mut tf {
+        *f = get_varint(buf, pos) as u32;
+    }
+    tf
+}
+
+/// A term's postings in one segment.
+#[derive(Debug, Clone, Copy)]
+pub struct PostingList<'a> {
+    pub df: u32,
+    pub bytes: &'a [u8],
+    pub term_id: u32,
+}
+
+/// Sequential reader over a posting list.
+pub struct PostingCursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    left: u32,
+    pub doc: u32,
+    pub tf: Tf,
+}
+
+impl<'a> PostingCursor<'a> {
+    pub fn new(list: PostingList<'a>) -> Self {
+        let mut c = PostingCursor {
+            bytes: list.bytes,
+            pos: 0,
+            left: list.df,
+            doc: 0,
+            tf: [0; FIELDS],
+        };
+        c.doc = u32::MAX;
+        c.advance_from(0, true);
+        c
+    }
+
+    fn advance_from(&mut self, base: u32, first: bool) {
+        if self.left == 0 {
+            self.doc = u32::MAX;
+            return;
+        }
+        self.left -= 1;
+        let delta = get_varint(self.bytes, &mut self.pos) as u32;
+        self.doc = if first { delta } else { base + delta };
+        self.tf = get_tf(self.bytes, &mut self.pos);
+    }
+
+    /// Moves to the next posting; `doc` becomes `u32::MAX` at the end.
+    #[inline]
+    pub fn next(&mut self) {
+        let base = self.doc;
+        self.advance_from(base, false);
+    }
+}
+
+/// An immutable segment.
+#[derive(Debug, Default)]
+pub struct Segment {
+    /// Unique id (never reused within a process).
+    pub id: u64,
+    term_bytes: Vec<u8>,
+    /// Start of each term in `term_bytes` (sorted terms), plus one final end offset.
+    term_offsets: Vec<u32>,
+    /// Start of each term's postings in `postings`, plus one final end offset.
+    post_offsets: Vec<u64>,
+    dfs: Vec<u32>,
+    postings: Vec<u8>,
+    docs: Vec<DocMeta>,
+    text: String,
+    total_len: u64,
+}
+
+impl Segment {
+    pub fn doc_count(&self) -> usize {
+        self.docs.len()
+    }
+
+    pub fn term_count(&self) -> usize {
+        self.dfs.len()
+    }
+
+    pub fn total_len(&self) -> u64 {
+        self.total_len
+    }
+
+    pub fn docs(&self) -> &[DocMeta] {
+        &self.docs
+    }
+
+    pub fn doc(&self, d: u32) -> &DocMeta {
+        &self.docs[d as usize]
+    }
+
+    pub fn text(&self, d: u32) -> DocText<'_> {
+        let m = &self.docs[d as usize];
+        let a = m.text_start as usize;
+        let b = a + m.field_len[0] as usize;
+        let c = b + m.field_len[1] as usize;
+        let e = c + m.field_len[2] as usize;
+        DocText {
+            user: &self.text[a..b],
+            assistant: &self.text[b..c],
+            tools: &self.text[c..e],
+        }
+    }
+
+    fn term(&self, i: usize) -> &[u8] {
+        &self.term_bytes[self.term_offsets[i] as usize..self.term_offsets[i + 1] as usize]
+    }
+
+    /// Term id of `term`, by binary search.
+    pub fn term_id(&self, term: &str) -> Option<u32> {
+        let (mut lo, mut hi) = (0usize, self.dfs.len());
+        let key = term.as_bytes();
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.term(mid).cmp(key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid as u32),
+            }
+        }
+        None
+    }
+
+    /// Term ids of every term starting with `prefix` (a contiguous range of the sorted dictionary).
+    pub fn prefix_range(&self, prefix: &str) -> std::ops::Range<u32> {
+        let key = prefix.as_bytes();
+        let lo = partition(self.dfs.len(), |i| self.term(i) < key);
+        let hi = partition(self.dfs.len(), |i| {
+            let t = self.term(i);
+            t < key || t.starts_with(key)
+        });
+        lo as u32..hi.max(lo) as u32
+    }
+
+    pub fn term_str(&self, id: u32) -> &str {
+        std::str::from_utf8(self.term(id as usize)).unwrap_or("")
+    }
+
+    pub fn postings(&self, id: u32) -> PostingList<'_> {
+        let i = id as usize;
+        PostingList {
+            df: self.dfs[i],
+            bytes: &self.postings[self.post_offsets[i] as usize..self.post_offsets[i + 1] as usize],
+            term_id: id,
+        }
+    }
+
+    pub fn lookup(&self, term: &str) -> Option<PostingList<'_>> {
+        self.term_id(term).map(|id| self.postings(id))
+    }
+
+    /// Approximate heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.term_bytes.capacity()
+            + self.term_offsets.capacity() * 4
+            + self.post_offsets.capacity() * 8
+            + self.dfs.capacity() * 4
+            + self.postings.capacity()
+            + self.docs.capacity() * std::mem::size_of::<DocMeta>()
+            + self.text.capacity()
+    }
+}
+
+/// First index in `0..n` for which `pred` is false (pred must be monotone true→false).
+fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// A document to add: where it belongs and its text by field.
+#[derive(Debug, Clone, Copy)]
+pub struct NewDoc<'a> {
+    pub conv: u32,
+    pub turn: u32,
+    pub timestamp: Option<i64>,
+    pub dup_key: Option<u64>,
+    pub fields: [&'a str; FIELDS],
+}
+
+/// Accumulates documents and produces a [`Segment`].
+#[derive(Default)]
+pub struct SegmentBuilder {
+    ids: FxHashMap<Box<str>, u32>,
+    terms: Vec<Box<str>>,
+    lists: Vec<Vec<u8>>,
+    dfs: Vec<u32>,
+    /// Last document with a posting written, per term (`u32::MAX`: none yet).
+    prev_doc: Vec<u32>,
+    /// Document for which `slot` is valid, per term.
+    cur_doc: Vec<u32>,
+    /// Position of the term's entry in `doc_terms` for the current document.
+    slot: Vec<u32>,
+    doc_terms: Vec<(u32, Tf)>,
+    docs: Vec<DocMeta>,
+    text: String,
+    total_len: u64,
+    tokenizer: Tokenizer,
+}
+
+impl SegmentBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn doc_count(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Bytes of text held so far.
+    pub fn text_bytes(&self) -> usize {
+        self.text.len()
+    }
+
+    pub fn add(&mut self, doc: &NewDoc) {
+        let d = self.docs.len() as u32;
+        self.doc_terms.clear();
+        let mut len = 0u32;
+        let text_start = self.text.len() as u64;
+        let mut field_len = [0u32; FIELDS];
+        for (f, text) in doc.fields.iter().enumerate() {
+            self.text.push_str(text);
+            field_len[f] = text.len() as u32;
+            let Self {
+                ids,
+                terms,
+                lists,
+                dfs,
+                prev_doc,
+                cur_doc,
+                slot,
+                doc_terms,
+                tokenizer,
+                ..
+            } = self;
+            tokenizer.for_each_term(text, |term| {
+                len += 1;
+                let id = match ids.get(term) {
+                    Some(&id) => id,
+                    None => {
+                        let id = terms.len() as u32;
+                        let boxed: Box<str> = term.into();
+                        ids.insert(boxed.clone(), id);
+                        terms.push(boxed);
+                        lists.push(Vec::new());
+                        dfs.push(0);
+                        prev_doc.push(u32::MAX);
+                        cur_doc.push(u32::MAX);
+                        slot.push(0);
+                        id
+                    }
+                };
+                let i = id as usize;
+                if cur_doc[i] == d {
+                    doc_terms[slot[i] as usize].1[f] += 1;
+                } else {
+                    cur_doc[i] = d;
+                    slot[i] = doc_terms.len() as u32;
+                    let mut tf = [0; FIELDS];
+                    tf[f] = 1;
+                    doc_terms.push((id, tf));
+                }
+            });
+        }
+        for &(id, tf) in &self.doc_terms {
+            let i = id as usize;
+            let delta = if self.prev_doc[i] == u32::MAX {
+                d
+            } else {
+                d - self.prev_doc[i]
+            };
+            put_varint(&mut self.lists[i], u64::from(delta));
+            put_tf(&mut self.lists[i], &tf);
+            self.prev_doc[i] = d;
+            self.dfs[i] += 1;
+        }
+        self.total_len += u64::from(len);
+        self.docs.push(DocMeta {
+            conv: doc.conv,
+            turn: doc.turn,
+            timestamp: doc.timestamp.unwrap_or(i64::MIN),
+            len,
+            text_start,
+            field_len,
+            dup_key: doc.dup_key.unwrap_or(0),
+        });
+    }
+
+    /// Sorts the dictionary and lays postings out contiguously.
+    pub fn finish(self, id: u64) -> Segment {
+        let mut order: Vec<u32> = (0..self.terms.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| self.terms[a as usize].cmp(&self.terms[b as usize]));
+        let total_term_bytes: usize = self.terms.iter().map(|t| t.len()).sum();
+        let total_post: usize = self.lists.iter().map(Vec::len).sum();
+        let mut seg = Segment {
+            id,
+            term_bytes: Vec::with_capacity(total_term_bytes),
+            term_offsets: Vec::with_capacity(order.len() + 1),
+            post_offsets: Vec::with_capacity(order.len() + 1),
+            dfs: Vec::with_capacity(order.len()),
+            postings: Vec::with_capacity(total_post),
+            docs: self.docs,
+            text: self.text,
+            total_len: self.total_len,
+        };
+        let mut lists = self.lists;
+        for &t in &order {
+            let t = t as usize;
+            seg.term_offsets.push(seg.term_bytes.len() as u32);
+            seg.term_bytes.extend_from_slice(self.terms[t].as_bytes());
+            seg.post_offsets.push(seg.postings.len() as u64);
+            seg.postings.extend_from_slice(&lists[t]);
+            lists[t] = Vec::new();
+            seg.dfs.push(self.dfs[t]);
+        }
+        seg.term_offsets.push(seg.term_bytes.len() as u32);
+        seg.post_offsets.push(seg.postings.len() as u64);
+        seg.text.shrink_to_fit();
+        seg.docs.shrink_to_fit();
+        seg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc<'a>(conv: u32, user: &'a str, assistant: &'a str) -> NewDoc<'a> {
+        NewDoc {
+            conv,
+            turn: 0,
+            timestamp: None,
+            dup_key: None,
+            fields: [user, assistant, ""],
+        }
+    }
+
+    #[test]
+    fn builds_postings_with_field_frequencies() {
+        let mut b = SegmentBuilder::new();
+        b.add(&doc(0, "alpha beta", "beta beta"));
+        b.add(&doc(1, "gamma", ""));
+        b.add(&doc(2, "beta", ""));
+        let seg = b.finish(7);
+        assert_eq!(seg.doc_count(), 3);
+        let list = seg.lookup("beta").unwrap();
+        assert_eq!(list.df, 2);
+        let mut c = PostingCursor::new(list);
+        assert_eq!((c.doc, c.tf), (0, [1, 2, 0]));
+        c.next();
+        assert_eq!((c.doc, c.tf), (2, [1, 0, 0]));
+        c.next();
+        assert_eq!(c.doc, u32::MAX);
+        assert!(seg.lookup("delta").is_none());
+        assert_eq!(seg.text(0).assistant, "beta beta");
+        let r = seg.prefix_range("be");
+        assert_eq!(seg.term_str(r.start), "beta");
+        assert_eq!(r.len(), 1);
+    }
+
+    #[test]
+    fn escapes_large_frequencies() {
+        let mut b = SegmentBuilder::new();
+        let many = "x ".repeat(300);
+        b.add(&doc(0, &many, "x"));
+        let seg = b.finish(1);
+        let c = PostingCursor::new(seg.lookup("x").unwrap());
+        assert_eq!(c.tf, [300, 1, 0]);
+    }
+}

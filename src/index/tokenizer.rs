@@ -1,0 +1,226 @@
+//! The code-aware tokenizer: lowercases, keeps identifiers, paths and flags whole *and* emits
+//! their parts, never drops words (no stopwords, no stemming: `not` and `no` stay), and treats
+//! each CJK character as a word. Index and queries use the same function.
+//!
+//! `src/index/mod.rs` → `src/index/mod.rs`, `src`, `index`, `mod`, `rs`;
+//! `notify_debouncer_full` → whole + `notify`, `debouncer`, `full`;
+//! `CamelCaseName` → `camelcasename`, `camel`, `case`, `name`; `--max-staleness-ms` →
+//! `max-staleness-ms`, `max`, `staleness`, `ms`; `E0502` → `e0502`.
+//! ASCII text takes a byte-level fast path.
+
+/// Longest single term kept, in bytes (longer runs are blobs: hashes, base64).
+pub const MAX_TERM_BYTES: usize = 64;
+/// Longest whole compound kept (paths, dotted names), in bytes.
+pub const MAX_COMPOUND_BYTES: usize = 128;
+
+#[inline]
+fn is_connector(b: u8) -> bool {
+    matches!(b, b'.' | b'/' | b'-' | b':' | b'\\')
+}
+
+#[inline]
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xAC00..=0xD7AF | 0xFF66..=0xFF9F)
+}
+
+/// Character class at byte `i` of `s`: returns (class, char length).
+#[inline]
+fn class_at(s: &str, i: usize) -> (Class, usize) {
+    let b = s.as_bytes()[i];
+    if b < 0x80 {
+        let class = if b.is_ascii_alphanumeric() || b == b'_' {
+            Class::Word
+        } else if is_connector(b) {
+            Class::Connector
+        } else {
+            Class::Space
+        };
+        return (class, 1);
+    }
+    let c = s[i..].chars().next().unwrap_or(' ');
+    let class = if is_cjk(c) {
+        Class::Cjk
+    } else if c.is_alphanumeric() {
+        Class::Word
+    } else {
+        Class::Space
+    };
+    (class, c.len_utf8())
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Word,
+    Connector,
+    Cjk,
+    Space,
+}
+
+/// Reusable tokenizer state (scratch buffers), so tokenizing allocates nothing per call.
+#[derive(Default)]
+pub struct Tokenizer {
+    lower: String,
+    parts: Vec<(usize, usize)>,
+}
+
+impl Tokenizer {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Calls `emit` with every term of `text`, in order (a compound's whole form first).
+    pub fn for_each_term(&mut self, text: &str, mut emit: impl FnMut(&str)) {
+        let bytes = text.as_bytes();
+        let n = bytes.len();
+        let mut i = 0;
+        while i < n {
+            let (class, len) = class_at(text, i);
+            match class {
+                Class::Space | Class::Connector => i += len,
+                Class::Cjk => {
+                    self.lower.clear();
+                    lower_into(&text[i..i + len], &mut self.lower);
+                    emit(&self.lower);
+                    i += len;
+                }
+                Class::Word => {
+                    let start = i;
+                    let mut end = i;
+                    loop {
+                        // one word run
+                        while end < n {
+                            let (c, l) = class_at(text, end);
+                            if c != Class::Word {
+                                break;
+                            }
+                            end += l;
+                        }
+                        // up to two connectors followed by a word char continue the compound
+                        let mut j = end;
+                        while j < n && j - end < 3 && is_connector(bytes[j]) {
+                            j += 1;
+                        }
+                        if j > end && j - end <= 2 && j < n && class_at(text, j).0 == Class::Word {
+                            end = j;
+                            continue;
+                        }
+                        break;
+                    }
+                    self.compound(&text[start..end], &mut emit);
+                    i = end;
+                }
+            }
+        }
+    }
+
+    /// Emits a compound: its parts, and the whole when it has more than one part.
+    fn compound(&mut self, s: &str, emit: &mut impl FnMut(&str)) {
+        self.parts.clear();
+        split_parts(s, &mut self.parts);
+        self.lower.clear();
+        lower_into(s, &mut self.lower);
+        if self.parts.len() == 1 {
+            if self.lower.len() <= MAX_TERM_BYTES {
+                emit(&self.lower);
+            }
+            return;
+        }
+        if self.lower.len() <= MAX_COMPOUND_BYTES {
+            emit(&self.lower);
+        }
+        let mut part = String::new();
+        for &(a, b) in &self.parts {
+            if b - a <= MAX_TERM_BYTES {
+                part.clear();
+                lower_into(&s[a..b], &mut part);
+                emit(&part);
+            }
+        }
+    }
+
+    /// All terms of `text`, collected (for queries and tests).
+    pub fn terms(&mut self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        self.for_each_term(text, |t| out.push(t.to_owned()));
+        out
+    }
+}
+
+fn lower_into(s: &str, out: &mut String) {
+    if s.is_ascii() {
+        out.extend(s.bytes().map(|b| b.to_ascii_lowercase() as char));
+    } else {
+        for c in s.chars() {
+            out.extend(c.to_lowercase());
+        }
+    }
+}
+
+/// Splits a compound into parts at connectors, `_`, and camel-case humps
+/// (`fooBar` → foo|Bar, `HTTPServer` → HTTP|Server). Letters and digits stay together.
+fn split_parts(s: &str, parts: &mut Vec<(usize, usize)>) {
+    let mut start: Option<usize> = None;
+    let mut prev: Option<char> = None;
+    let chars: Vec<(usize, char)> = s.char_indices().collect();
+    for (k, &(i, c)) in chars.iter().enumerate() {
+        let separator = c == '_' || (c.is_ascii() && is_connector(c as u8));
+        if separator {
+            if let Some(a) = start.take() {
+                parts.push((a, i));
+            }
+            prev = None;
+            continue;
+        }
+        if let (Some(a), Some(p)) = (start, prev) {
+            let next_lower = chars.get(k + 1).is_some_and(|&(_, n)| n.is_lowercase());
+            let hump = (p.is_lowercase() && c.is_uppercase())
+                || (p.is_uppercase() && c.is_uppercase() && next_lower);
+            if hump {
+                parts.push((a, i));
+                start = Some(i);
+            }
+        }
+        if start.is_none() {
+            start = Some(i);
+        }
+        prev = Some(c);
+    }
+    if let Some(a) = start {
+        parts.push((a, s.len()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tokenizer;
+
+    fn terms(s: &str) -> Vec<String> {
+        Tokenizer::new().terms(s)
+    }
+
+    #[test]
+    fn splits_code_shapes() {
+        assert_eq!(
+            terms("src/index/mod.rs"),
+            ["src/index/mod.rs", "src", "index", "mod", "rs"]
+        );
+        assert_eq!(
+            terms("notify_debouncer_full"),
+            ["notify_debouncer_full", "notify", "debouncer", "full"]
+        );
+        assert_eq!(
+            terms("--max-staleness-ms"),
+            ["max-staleness-ms", "max", "staleness", "ms"]
+        );
+        assert_eq!(terms("HTTPServer"), ["httpserver", "http", "server"]);
+        assert_eq!(terms("E0502 not no a"), ["e0502", "not", "no", "a"]);
+        assert_eq!(
+            terms("std::io::stderr"),
+            ["std::io::stderr", "std", "io", "stderr"]
+        );
+        assert_eq!(terms("end of sentence."), ["end", "of", "sentence"]);
+        assert_eq!(terms("Größe ÜBER"), ["größe", "über"]);
+        assert_eq!(terms("検索"), ["検", "索"]);
+    }
+}

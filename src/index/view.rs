@@ -1,0 +1,143 @@
+//! A point-in-time view of the index: the live segments, which of their documents are dead
+//! (replaced or deleted), and exact corpus statistics (live document count, total length,
+//! per-term document frequency with dead documents subtracted).
+use super::segment::{FIELDS, Segment};
+use super::tokenizer::Tokenizer;
+use crate::util::hash::FxHashMap;
+use std::sync::Arc;
+
+/// Dead documents of one segment and what they contributed to the statistics.
+#[derive(Debug, Clone, Default)]
+pub struct Tombstones {
+    bits: Vec<u64>,
+    pub count: u32,
+    pub len_sum: u64,
+    /// Document frequency held by dead documents, per segment term id.
+    pub df: FxHashMap<u32, u32>,
+}
+
+impl Tombstones {
+    #[inline]
+    pub fn contains(&self, doc: u32) -> bool {
+        self.bits
+            .get((doc >> 6) as usize)
+            .is_some_and(|w| w & (1 << (doc & 63)) != 0)
+    }
+}
+
+/// A segment as seen by one snapshot.
+#[derive(Debug, Clone)]
+pub struct SegView {
+    pub seg: Arc<Segment>,
+    pub dead: Arc<Tombstones>,
+}
+
+impl SegView {
+    pub fn new(seg: Arc<Segment>) -> Self {
+        Self {
+            seg,
+            dead: Arc::new(Tombstones::default()),
+        }
+    }
+
+    pub fn live_count(&self) -> usize {
+        self.seg.doc_count() - self.dead.count as usize
+    }
+
+    /// Live document frequency of a segment term.
+    pub fn df(&self, term_id: u32) -> u32 {
+        let dead = self.dead.df.get(&term_id).copied().unwrap_or(0);
+        self.seg.postings(term_id).df - dead
+    }
+}
+
+/// Segments plus exact statistics over their live documents.
+#[derive(Debug, Clone, Default)]
+pub struct IndexView {
+    pub segs: Vec<SegView>,
+    pub live_docs: u64,
+    pub live_len: u64,
+}
+
+impl IndexView {
+    pub fn from_segments(segs: Vec<Arc<Segment>>) -> Self {
+        let mut v = IndexView::default();
+        for s in segs {
+            v.add(s);
+        }
+        v
+    }
+
+    pub fn add(&mut self, seg: Arc<Segment>) {
+        self.live_docs += seg.doc_count() as u64;
+        self.live_len += seg.total_len();
+        self.segs.push(SegView::new(seg));
+    }
+
+    /// Removes a segment whose documents are all dead (or that was merged elsewhere).
+    pub fn remove_segment(&mut self, seg_id: u64) {
+        if let Some(i) = self.segs.iter().position(|s| s.seg.id == seg_id) {
+            let s = self.segs.remove(i);
+            self.live_docs -= s.live_count() as u64;
+            self.live_len -= s.seg.total_len() - s.dead.len_sum;
+        }
+    }
+
+    pub fn seg_index(&self, seg_id: u64) -> Option<usize> {
+        self.segs.iter().position(|s| s.seg.id == seg_id)
+    }
+
+    pub fn avg_len(&self) -> f32 {
+        if self.live_docs == 0 {
+            1.0
+        } else {
+            (self.live_len as f64 / self.live_docs as f64) as f32
+        }
+    }
+
+    /// Live document frequency of `term` across all segments.
+    pub fn df(&self, term: &str) -> u64 {
+        self.segs
+            .iter()
+            .filter_map(|s| s.seg.term_id(term).map(|id| u64::from(s.df(id))))
+            .sum()
+    }
+
+    /// Marks documents of segment `seg_id` dead, subtracting their statistics. Already-dead
+    /// documents are ignored. Copy-on-write: snapshots holding the old view are unaffected.
+    pub fn kill(&mut self, seg_id: u64, docs: &[u32], tokenizer: &mut Tokenizer) {
+        let Some(i) = self.seg_index(seg_id) else {
+            return;
+        };
+        let view = &mut self.segs[i];
+        let seg = Arc::clone(&view.seg);
+        let dead = Arc::make_mut(&mut view.dead);
+        if dead.bits.len() < seg.doc_count().div_ceil(64) {
+            dead.bits.resize(seg.doc_count().div_ceil(64), 0);
+        }
+        let mut seen = crate::util::hash::FxHashSet::default();
+        for &d in docs {
+            if d as usize >= seg.doc_count() || dead.contains(d) {
+                continue;
+            }
+            dead.bits[(d >> 6) as usize] |= 1 << (d & 63);
+            dead.count += 1;
+            let meta = seg.doc(d);
+            dead.len_sum += u64::from(meta.len);
+            self.live_docs -= 1;
+            self.live_len -= u64::from(meta.len);
+            // Re-tokenize the stored text to find which terms the document held.
+            seen.clear();
+            let text = seg.text(d);
+            for f in 0..FIELDS {
+                tokenizer.for_each_term(text.field(f), |t| {
+                    if let Some(id) = seg.term_id(t) {
+                        if seen.insert(id) {
+                            *dead.df.entry(id).or_insert(0) += 1;
+                        }
+                    }
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! `index_status`: what the index holds, so an empty index can be told from "no match".
+use super::iso;
+use crate::corpus::Snapshot;
+use crate::server::{ConversationServer, ToolError, input_schema, output_schema};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::schemars::JsonSchema;
+use rmcp::{tool, tool_router};
+use serde::{Deserialize, Serialize};
+
+pub const DESCRIPTION: &str = "Report what the search index holds: projects, sessions, \
+sub-agents, turns, files and bytes indexed, unreadable lines skipped, the update generation and \
+time, and where transcripts are read from. Use it when a search finds nothing.";
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct StatusParams {}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct StatusOut {
+    pub projects: usize,
+    pub sessions: usize,
+    pub subagents: usize,
+    pub turns: u64,
+    pub files: u64,
+    pub bytes_indexed: u64,
+    pub skipped_lines: u64,
+    /// Incremented by every index update; 0 before the first build finished.
+    pub generation: u64,
+    pub indexed_at: Option<String>,
+    /// True once every file found at start-up has been indexed.
+    pub complete: bool,
+    pub projects_dir: Option<String>,
+    pub pattern: Option<String>,
+}
+
+pub fn run(snap: &Snapshot, _: StatusParams) -> Result<StatusOut, ToolError> {
+    let mut projects: Vec<String> = Vec::new();
+    let (mut sessions, mut subagents) = (0, 0);
+    for c in snap.catalog.iter() {
+        if c.is_subagent() {
+            subagents += 1;
+        } else {
+            sessions += 1;
+        }
+        projects.push(snap.project_of(c));
+    }
+    projects.sort();
+    projects.dedup();
+    let claude = snap
+        .roots
+        .iter()
+        .find(|r| r.adapter.name() == crate::transcript::claude::FORMAT);
+    Ok(StatusOut {
+        projects: projects.len(),
+        sessions,
+        subagents,
+        turns: snap.index.live_docs,
+        files: snap.stats.files,
+        bytes_indexed: snap.stats.bytes_indexed,
+        skipped_lines: snap.stats.skipped_lines,
+        generation: snap.generation,
+        indexed_at: iso(snap.indexed_at),
+        complete: snap.complete,
+        projects_dir: claude.map(|r| r.dir.display().to_string()),
+        pattern: claude.map(|r| r.pattern.as_str().to_owned()),
+    })
+}
+
+#[tool_router(router = status_router, vis = "pub(crate)")]
+impl ConversationServer {
+    #[tool(
+        name = "index_status",
+        description = DESCRIPTION,
+        input_schema = input_schema::<StatusParams>(),
+        output_schema = output_schema::<StatusOut>(),
+        annotations(title = "Index status", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    pub async fn index_status(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
+        self.run_with(args, run, std::time::Duration::ZERO).await
+    }
+}

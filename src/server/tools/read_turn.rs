@@ -1,0 +1,162 @@
+//! `read_turn`: one turn re-read from its transcript file at full fidelity.
+use super::iso;
+use crate::corpus::Snapshot;
+use crate::corpus::catalog::Conversation;
+use crate::server::{ConversationServer, ToolError, input_schema, output_schema};
+use crate::transcript::tools::{COMMAND_MAX_CHARS, cut_chars};
+use crate::transcript::{ToolCall, ToolKind, Turn};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::schemars::JsonSchema;
+use rmcp::{tool, tool_router};
+use serde::{Deserialize, Serialize};
+
+pub const DESCRIPTION: &str = "Read one turn of a past conversation in full: the user's prompt, \
+the assistant's reply and the tools it used (compactly: file, command, pattern...). Tool outputs \
+and thinking are not included. Use the session_id and turn_number from search_conversations.";
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct ReadTurnParams {
+    /// Conversation id from search_conversations or list_conversations.
+    pub session_id: String,
+    /// Turn number (0-based).
+    pub turn_number: i64,
+}
+
+/// A tool call, compactly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct ToolUsed {
+    pub tool: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chars: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub agent_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+}
+
+impl ToolUsed {
+    /// Renders a call by what it does: files for reads/writes/edits, the command line for
+    /// shells, the pattern for searches, type and description for sub-agents.
+    pub fn from_call(call: &ToolCall) -> Self {
+        let mut r = ToolUsed {
+            tool: call.name.clone(),
+            file: None,
+            chars: None,
+            command: None,
+            pattern: None,
+            agent_type: None,
+            description: None,
+            query: None,
+            url: None,
+            action: None,
+        };
+        match call.kind {
+            ToolKind::Read | ToolKind::Edit => r.file = call.file.clone(),
+            ToolKind::Write => {
+                r.file = call.file.clone();
+                r.chars = call.chars;
+            }
+            ToolKind::Shell => {
+                r.command = call
+                    .command
+                    .as_deref()
+                    .map(|c| cut_chars(c, COMMAND_MAX_CHARS))
+            }
+            ToolKind::Search => r.pattern = call.pattern.clone(),
+            ToolKind::Agent => {
+                r.agent_type = call.agent_type.clone();
+                r.description = call.description.clone();
+            }
+            ToolKind::Web => {
+                r.query = call.query.clone();
+                r.url = call.url.clone();
+            }
+            ToolKind::Browser => r.action = call.action.clone(),
+            ToolKind::Other => {}
+        }
+        r
+    }
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct TurnOut {
+    pub session_id: String,
+    pub turn_number: u32,
+    pub timestamp: Option<String>,
+    pub user_text: String,
+    pub assistant_text: String,
+    pub tools_used: Vec<ToolUsed>,
+}
+
+impl TurnOut {
+    pub fn new(conv: &Conversation, turn: Turn) -> Self {
+        TurnOut {
+            session_id: conv.id.clone(),
+            turn_number: turn.number,
+            timestamp: iso(turn.timestamp),
+            tools_used: turn.tools.iter().map(ToolUsed::from_call).collect(),
+            user_text: turn.user_text,
+            assistant_text: turn.assistant_text,
+        }
+    }
+}
+
+/// The conversation with this id, or the error the tools report.
+pub fn find_conversation<'a>(
+    snap: &'a Snapshot,
+    id: &str,
+) -> Result<&'a std::sync::Arc<Conversation>, ToolError> {
+    snap.catalog.by_id(id).ok_or_else(|| {
+        ToolError::new(format!(
+            "Unknown session_id: {id}. Use list_conversations or search_conversations to find valid ids."
+        ))
+    })
+}
+
+pub fn run(snap: &Snapshot, p: ReadTurnParams) -> Result<TurnOut, ToolError> {
+    let conv = find_conversation(snap, &p.session_id)?;
+    if p.turn_number < 0 || p.turn_number >= i64::from(conv.turn_count) {
+        return Err(ToolError::new(format!(
+            "Turn {} out of range (session has {} turns)",
+            p.turn_number, conv.turn_count
+        )));
+    }
+    let n = p.turn_number as u32;
+    let turn = snap
+        .read_turns(conv, n, n + 1)
+        .map_err(|e| ToolError::new(e.to_string()))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| ToolError::new("the turn could not be read back; try again in a moment"))?;
+    Ok(TurnOut::new(conv, turn))
+}
+
+#[tool_router(router = read_turn_router, vis = "pub(crate)")]
+impl ConversationServer {
+    #[tool(
+        name = "read_turn",
+        description = DESCRIPTION,
+        input_schema = input_schema::<ReadTurnParams>(),
+        output_schema = output_schema::<TurnOut>(),
+        annotations(title = "Read one turn", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    pub async fn read_turn(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
+        self.run(args, run).await
+    }
+}

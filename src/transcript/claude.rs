@@ -1,0 +1,561 @@
+//! Claude Code transcripts (`~/.claude/projects/<project>/<session>.jsonl` and sub-agent files):
+//! discovery of the layout and a lazy, resumable line parser.
+//!
+//! Lines are parsed into borrowed wire structs; tool results, `toolUseResult`, thinking and
+//! every field we do not name are skipped by the JSON scanner without being materialised.
+use super::lenient::{self, Content, LBool, LStr};
+use super::{
+    Adapter, At, ConvMeta, ConvState, LineError, LineParser, Role, SourceFile, SummaryRecord,
+    ToolCall, ToolKind, TurnBuilder,
+};
+use crate::util::glob::Glob;
+use crate::util::hash::{Fnv64, FxHashSet};
+use crate::util::time::parse_iso;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::path::Path;
+
+/// The Claude Code adapter.
+pub struct Claude;
+
+pub const FORMAT: &str = "claude";
+
+impl Adapter for Claude {
+    fn name(&self) -> &'static str {
+        FORMAT
+    }
+
+    fn discover(&self, root: &Path, pattern: &Glob) -> Vec<SourceFile> {
+        let mut out = Vec::new();
+        for (name, dir) in sorted_entries(root).into_iter().filter(|(_, p)| p.is_dir()) {
+            if pattern.matches(&name) {
+                discover_project(&dir, &name, &mut out);
+            }
+        }
+        out
+    }
+
+    fn parser(&self, file: &SourceFile) -> Box<dyn LineParser> {
+        Box::new(ClaudeParser::new(file))
+    }
+}
+
+/// Entries of a directory, sorted by name (unreadable directories yield nothing).
+pub fn sorted_entries(dir: &Path) -> Vec<(String, std::path::PathBuf)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Some((e.file_name().into_string().ok()?, e.path())))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Classifies the files of one project directory.
+pub fn discover_project(dir: &Path, group: &str, out: &mut Vec<SourceFile>) {
+    for (name, path) in sorted_entries(dir) {
+        if path.is_dir() {
+            let sub = path.join("subagents");
+            for (file, p) in sorted_entries(&sub) {
+                if let Some(agent_id) = agent_file_id(&file) {
+                    let (agent_type, description) = read_agent_meta(&sub, agent_id);
+                    out.push(SourceFile {
+                        path: p,
+                        format: FORMAT,
+                        group: Some(group.to_owned()),
+                        role: Role::Subagent {
+                            agent_id: agent_id.to_owned(),
+                            parent: Some(name.clone()),
+                            agent_type,
+                            description,
+                        },
+                    });
+                }
+            }
+        } else if let Some(stem) = name.strip_suffix(".jsonl") {
+            let role = match agent_file_id(&name) {
+                Some(agent_id) => Role::Subagent {
+                    agent_id: agent_id.to_owned(),
+                    parent: None,
+                    agent_type: None,
+                    description: None,
+                },
+                None => Role::Session {
+                    id: stem.to_owned(),
+                },
+            };
+            if !stem.is_empty() {
+                out.push(SourceFile {
+                    path,
+                    format: FORMAT,
+                    group: Some(group.to_owned()),
+                    role,
+                });
+            }
+        }
+    }
+}
+
+/// `agent-<id>.jsonl` → `<id>`.
+fn agent_file_id(file_name: &str) -> Option<&str> {
+    file_name
+        .strip_prefix("agent-")?
+        .strip_suffix(".jsonl")
+        .filter(|id| !id.is_empty())
+}
+
+#[derive(Deserialize)]
+struct AgentMeta<'a> {
+    #[serde(rename = "agentType", borrow, default)]
+    agent_type: LStr<'a>,
+    #[serde(borrow, default)]
+    description: LStr<'a>,
+}
+
+fn read_agent_meta(dir: &Path, agent_id: &str) -> (Option<String>, Option<String>) {
+    let Ok(bytes) = std::fs::read(dir.join(format!("agent-{agent_id}.meta.json"))) else {
+        return (None, None);
+    };
+    match serde_json::from_slice::<AgentMeta>(&bytes) {
+        Ok(m) => (m.agent_type.into_owned(), m.description.into_owned()),
+        Err(_) => (None, None),
+    }
+}
+
+/// Conversation id of a sub-agent: `<parent session>/agent-<id>`, or `agent-<id>` while the
+/// parent is unknown. Session ids are file stems, so neither form can collide with one.
+pub fn subagent_id(parent: Option<&str>, agent_id: &str) -> String {
+    match parent {
+        Some(p) => format!("{p}/agent-{agent_id}"),
+        None => format!("agent-{agent_id}"),
+    }
+}
+
+/// The fields of a record we look at; everything else is skipped unread.
+#[derive(Deserialize)]
+struct Record<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: LStr<'a>,
+    #[serde(borrow, default)]
+    uuid: LStr<'a>,
+    #[serde(borrow, default)]
+    timestamp: LStr<'a>,
+    #[serde(rename = "sessionId", borrow, default)]
+    session_id: LStr<'a>,
+    #[serde(borrow, default)]
+    cwd: LStr<'a>,
+    #[serde(rename = "gitBranch", borrow, default)]
+    git_branch: LStr<'a>,
+    #[serde(borrow, default)]
+    slug: LStr<'a>,
+    #[serde(rename = "isMeta", default)]
+    is_meta: LBool,
+    #[serde(rename = "isCompactSummary", default)]
+    is_compact_summary: LBool,
+    #[serde(borrow, default)]
+    message: Option<Message<'a>>,
+    #[serde(borrow, default)]
+    summary: LStr<'a>,
+    #[serde(rename = "leafUuid", borrow, default)]
+    leaf_uuid: LStr<'a>,
+    #[serde(rename = "customTitle", borrow, default)]
+    custom_title: LStr<'a>,
+    #[serde(rename = "aiTitle", borrow, default)]
+    ai_title: LStr<'a>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    id: LStr<'a>,
+    #[serde(borrow, default)]
+    content: Content<'a, Block<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: LStr<'a>,
+    #[serde(borrow, default)]
+    text: LStr<'a>,
+    #[serde(borrow, default)]
+    id: LStr<'a>,
+    #[serde(borrow, default)]
+    name: LStr<'a>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+}
+
+/// Tool arguments we render or index; large ones (`content`, `old_string`) are only measured.
+#[derive(Deserialize, Default)]
+struct ToolInput<'a> {
+    #[serde(borrow, default)]
+    file_path: LStr<'a>,
+    #[serde(borrow, default)]
+    notebook_path: LStr<'a>,
+    #[serde(borrow, default)]
+    content: LStr<'a>,
+    #[serde(borrow, default)]
+    command: LStr<'a>,
+    #[serde(borrow, default)]
+    pattern: LStr<'a>,
+    #[serde(borrow, default)]
+    subagent_type: LStr<'a>,
+    #[serde(borrow, default)]
+    description: LStr<'a>,
+    #[serde(borrow, default)]
+    url: LStr<'a>,
+    #[serde(borrow, default)]
+    query: LStr<'a>,
+}
+
+/// Builds the normalised call for a Claude Code `tool_use` block.
+fn tool_call(id: Option<String>, name: &str, input: Option<&RawValue>) -> ToolCall {
+    let args: ToolInput = input.and_then(lenient::parse).unwrap_or_default();
+    let kind = match name {
+        "Read" | "NotebookRead" => ToolKind::Read,
+        "Write" => ToolKind::Write,
+        "Edit" | "MultiEdit" | "NotebookEdit" => ToolKind::Edit,
+        "Bash" | "BashOutput" => ToolKind::Shell,
+        "Grep" | "Glob" => ToolKind::Search,
+        "Task" | "Agent" => ToolKind::Agent,
+        "WebFetch" | "WebSearch" => ToolKind::Web,
+        _ => ToolKind::Other,
+    };
+    let mut call = ToolCall {
+        id,
+        name: name.to_owned(),
+        kind,
+        ..ToolCall::default()
+    };
+    call.file = args
+        .file_path
+        .into_owned()
+        .or(args.notebook_path.into_owned());
+    match kind {
+        ToolKind::Write => call.chars = args.content.as_deref().map(|c| c.chars().count() as u64),
+        ToolKind::Shell => call.command = args.command.into_owned(),
+        ToolKind::Search => call.pattern = args.pattern.into_owned(),
+        ToolKind::Agent => {
+            call.agent_type = args.subagent_type.into_owned();
+            call.description = args.description.into_owned();
+        }
+        ToolKind::Web => {
+            call.url = args.url.into_owned();
+            call.query = args.query.into_owned();
+        }
+        _ => {}
+    }
+    call
+}
+
+/// Harness wrappers: a prompt made only of these is not typed by the human.
+const HARNESS_TAGS: &[&str] = &[
+    "command-name",
+    "command-message",
+    "command-args",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+    "bash-input",
+    "bash-stdout",
+    "bash-stderr",
+    "task-notification",
+    "system-reminder",
+];
+
+/// IDE context the editor prefixes to real prompts: stripped from the prompt's text.
+const CONTEXT_TAGS: &[&str] = &[
+    "ide_opened_file",
+    "ide_selection",
+    "ide_diagnostics",
+    "system-reminder",
+];
+
+const INTERRUPTS: &[&str] = &[
+    "[Request interrupted by user]",
+    "[Request interrupted by user for tool use]",
+];
+
+/// Removes every `<tag …>…</tag>` element of the given tags (unclosed ones run to the end).
+pub fn strip_elements(text: &str, tags: &[&str]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    'outer: while let Some(lt) = rest.find('<') {
+        for tag in tags {
+            let after = &rest[lt + 1..];
+            if after.starts_with(tag)
+                && after[tag.len()..].starts_with(|c: char| c == '>' || c.is_whitespace())
+            {
+                out.push_str(&rest[..lt]);
+                let close = format!("</{tag}>");
+                rest = match rest[lt..].find(&close) {
+                    Some(end) => &rest[lt + end + close.len()..],
+                    None => "",
+                };
+                continue 'outer;
+            }
+        }
+        out.push_str(&rest[..=lt]);
+        rest = &rest[lt + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The human text of a prompt, or `None` when the record is harness noise.
+pub fn prompt_text(raw: &str) -> Option<String> {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() || INTERRUPTS.contains(&trimmed) {
+        return None;
+    }
+    if trimmed.contains('<') {
+        let mut all: Vec<&str> = HARNESS_TAGS.to_vec();
+        all.extend_from_slice(CONTEXT_TAGS);
+        if strip_elements(trimmed, &all).trim().is_empty() {
+            return None;
+        }
+        let text = strip_elements(trimmed, CONTEXT_TAGS);
+        let text = text.trim();
+        return (!text.is_empty() && !INTERRUPTS.contains(&text)).then(|| text.to_owned());
+    }
+    Some(trimmed.to_owned())
+}
+
+/// Resumable parser for one Claude Code transcript file.
+pub struct ClaudeParser {
+    role: Role,
+    turns: TurnBuilder,
+    meta: ConvMeta,
+    /// Record uuids seen while reading history (dropped afterwards) to resolve summary leaves.
+    seen: Option<FxHashSet<u64>>,
+    /// Summaries whose leaf has not been seen yet: (leaf hash, index in `meta.summaries`).
+    pending_leaves: Vec<(u64, usize)>,
+}
+
+impl ClaudeParser {
+    pub fn new(file: &SourceFile) -> Self {
+        Self {
+            role: file.role.clone(),
+            turns: TurnBuilder::default(),
+            meta: ConvMeta::default(),
+            seen: Some(FxHashSet::default()),
+            pending_leaves: Vec::new(),
+        }
+    }
+
+    fn conversation_id(&self) -> String {
+        match &self.role {
+            Role::Session { id } => id.clone(),
+            Role::Subagent {
+                agent_id, parent, ..
+            } => subagent_id(
+                parent
+                    .as_deref()
+                    .or(self.meta.recorded_session_id.as_deref()),
+                agent_id,
+            ),
+        }
+    }
+
+    fn note_uuid(&mut self, key: u64) {
+        if let Some(seen) = &mut self.seen {
+            seen.insert(key);
+        }
+        if !self.pending_leaves.is_empty() {
+            let summaries = &mut self.meta.summaries;
+            self.pending_leaves.retain(|&(leaf, i)| {
+                if leaf == key {
+                    summaries[i].leaf_in_file = true;
+                }
+                leaf != key
+            });
+        }
+    }
+
+    fn user(&mut self, rec: Record, at: At) -> Result<(), LineError> {
+        let message = rec.message.ok_or(LineError::NoMessage("user"))?;
+        if rec.is_meta.0 || rec.is_compact_summary.0 {
+            self.turns.touch(at.timestamp);
+            return Ok(());
+        }
+        let raw_text = match message.content {
+            Content::Missing => return Err(LineError::NoMessage("user")),
+            Content::Other => None,
+            Content::Text(text) => Some(text.into_owned()),
+            Content::Blocks(blocks) => {
+                if blocks
+                    .iter()
+                    .any(|b| b.kind.as_deref() == Some("tool_result"))
+                {
+                    None
+                } else {
+                    let texts: Vec<&str> = blocks
+                        .iter()
+                        .filter(|b| b.kind.as_deref() == Some("text"))
+                        .filter_map(|b| b.text.as_deref())
+                        .filter(|t| prompt_text(t).is_some())
+                        .collect();
+                    (!texts.is_empty()).then(|| texts.join("\n"))
+                }
+            }
+        };
+        match raw_text.as_deref().and_then(prompt_text) {
+            Some(text) => {
+                if self.meta.first_prompt.is_none() {
+                    self.meta.first_prompt = Some(text.clone());
+                }
+                self.turns.prompt(at, text);
+            }
+            None => self.turns.touch(at.timestamp),
+        }
+        Ok(())
+    }
+
+    fn assistant(&mut self, rec: Record, at: At) -> Result<(), LineError> {
+        let message = rec.message.ok_or(LineError::NoMessage("assistant"))?;
+        let message_id = message.id.as_deref();
+        match message.content {
+            Content::Text(text) => self.turns.assistant_text(at, message_id, &text),
+            Content::Blocks(blocks) => {
+                for block in blocks {
+                    match block.kind.as_deref() {
+                        Some("text") => {
+                            if let Some(text) = block.text.as_deref() {
+                                self.turns.assistant_text(at, message_id, text);
+                            }
+                        }
+                        Some("tool_use") => {
+                            let name = block.name.as_deref().unwrap_or("unknown");
+                            let call = tool_call(block.id.into_owned(), name, block.input);
+                            self.turns.tool_call(at, call);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+fn fill(slot: &mut Option<String>, value: &LStr) {
+    if slot.is_none() {
+        if let Some(v) = value.non_empty() {
+            *slot = Some(v.to_owned());
+        }
+    }
+}
+
+impl LineParser for ClaudeParser {
+    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        let text = std::str::from_utf8(line).map_err(|_| LineError::Utf8)?;
+        let rec: Record = serde_json::from_str(text).map_err(|e| LineError::Json(e.to_string()))?;
+        let Some(kind) = rec.kind.as_deref() else {
+            return Err(LineError::NoType);
+        };
+        let timestamp = rec.timestamp.as_deref().and_then(parse_iso);
+        let dup_key = rec.uuid.as_deref().map(|u| Fnv64::of(u.as_bytes()));
+        let at = At {
+            offset,
+            timestamp,
+            dup_key,
+        };
+        if let Some(key) = dup_key {
+            self.note_uuid(key);
+        }
+        if matches!(kind, "user" | "assistant") {
+            self.meta.note_timestamp(timestamp);
+            fill(&mut self.meta.recorded_session_id, &rec.session_id);
+            fill(&mut self.meta.cwd, &rec.cwd);
+            fill(&mut self.meta.git_branch, &rec.git_branch);
+        }
+        fill(&mut self.meta.slug, &rec.slug);
+        match kind {
+            "user" => return self.user(rec, at),
+            "assistant" => return self.assistant(rec, at),
+            "summary" => {
+                if let Some(text) = rec.summary.non_empty() {
+                    let leaf = rec.leaf_uuid.into_owned();
+                    let leaf_hash = leaf.as_deref().map(|l| Fnv64::of(l.as_bytes()));
+                    let leaf_in_file = match (leaf_hash, &self.seen) {
+                        (Some(h), Some(seen)) => seen.contains(&h),
+                        _ => false,
+                    };
+                    let index = self.meta.summaries.len();
+                    self.meta.summaries.push(SummaryRecord {
+                        text: text.to_owned(),
+                        leaf,
+                        leaf_in_file,
+                    });
+                    if let (Some(h), false) = (leaf_hash, leaf_in_file) {
+                        self.pending_leaves.push((h, index));
+                    }
+                }
+            }
+            "custom-title" => {
+                if let Some(t) = rec.custom_title.non_empty() {
+                    self.meta.custom_title = Some(t.to_owned());
+                }
+            }
+            "ai-title" => {
+                if let Some(t) = rec.ai_title.non_empty() {
+                    self.meta.ai_title = Some(t.to_owned());
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn drain(&mut self) -> Vec<ConvState> {
+        vec![ConvState {
+            id: self.conversation_id(),
+            meta: self.meta.clone(),
+            completed: self.turns.take_completed(),
+            open: self.turns.open_turn(),
+            turn_count: self.turns.turn_count(),
+        }]
+    }
+
+    fn end_of_history(&mut self) {
+        self.seen = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_harness_noise() {
+        assert_eq!(prompt_text("  "), None);
+        assert_eq!(
+            prompt_text("[Request interrupted by user for tool use]"),
+            None
+        );
+        assert_eq!(
+            prompt_text(
+                "<command-name>/model</command-name>\n<command-message>model</command-message>\n<command-args></command-args>"
+            ),
+            None
+        );
+        assert_eq!(
+            prompt_text("<local-command-stdout>See ya!</local-command-stdout>"),
+            None
+        );
+        assert_eq!(
+            prompt_text("<ide_opened_file>opened x.rs</ide_opened_file>Fix the parser").as_deref(),
+            Some("Fix the parser")
+        );
+        assert_eq!(
+            prompt_text("why is a < b here").as_deref(),
+            Some("why is a < b here")
+        );
+    }
+}

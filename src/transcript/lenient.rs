@@ -1,0 +1,286 @@
+//! Lenient wire types for transcript JSON: fields that accept any JSON type without failing the
+//! record, borrowed strings that avoid allocation, and a cheap check for the shape of a value.
+//!
+//! Transcript formats are not stable contracts. A field that changes type must not make us
+//! drop the whole line, so every field we read goes through these wrappers: a value of an
+//! unexpected type reads as "absent" and is skipped without allocating.
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::fmt;
+
+/// A string field that is `None` unless the JSON value is a string. Borrows when the string
+/// has no escapes.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct LStr<'a>(pub Option<Cow<'a, str>>);
+
+impl<'a> LStr<'a> {
+    pub fn as_deref(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+    /// The string when present and not blank.
+    pub fn non_empty(&self) -> Option<&str> {
+        self.0.as_deref().filter(|s| !s.trim().is_empty())
+    }
+    pub fn into_owned(self) -> Option<String> {
+        self.0.map(Cow::into_owned)
+    }
+}
+
+struct LStrVisitor<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for LStrVisitor<'a> {
+    type Value = LStr<'a>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(LStr(Some(Cow::Borrowed(v))))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(LStr(Some(Cow::Owned(v.to_owned()))))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(LStr(Some(Cow::Owned(v))))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(LStr(None))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(LStr(None))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(LStr(None))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(LStr(None))
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(LStr(None))
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(LStr(None))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(LStr(None))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(LStr(None))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for LStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(LStrVisitor(std::marker::PhantomData))
+    }
+}
+
+/// A flag that is true only when the JSON value is `true`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LBool(pub bool);
+
+struct LBoolVisitor;
+
+impl<'de> Visitor<'de> for LBoolVisitor {
+    type Value = LBool;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<LBool, E> {
+        Ok(LBool(v))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<LBool, E> {
+        Ok(LBool(false))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<LBool, E> {
+        Ok(LBool(false))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<LBool, E> {
+        Ok(LBool(false))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<LBool, E> {
+        Ok(LBool(false))
+    }
+    fn visit_unit<E>(self) -> Result<LBool, E> {
+        Ok(LBool(false))
+    }
+    fn visit_none<E>(self) -> Result<LBool, E> {
+        Ok(LBool(false))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<LBool, D::Error> {
+        d.deserialize_any(LBoolVisitor)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LBool, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(LBool(false))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LBool, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(LBool(false))
+    }
+}
+
+impl<'de> Deserialize<'de> for LBool {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(LBoolVisitor)
+    }
+}
+
+/// A number field (integer or float) read as `i64`; anything else is `None`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LNum(pub Option<i64>);
+
+struct LNumVisitor;
+
+impl<'de> Visitor<'de> for LNumVisitor {
+    type Value = LNum;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<LNum, E> {
+        Ok(LNum(Some(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<LNum, E> {
+        Ok(LNum(i64::try_from(v).ok()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<LNum, E> {
+        Ok(LNum(if v.is_finite() { Some(v as i64) } else { None }))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<LNum, E> {
+        Ok(LNum(None))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<LNum, E> {
+        Ok(LNum(None))
+    }
+    fn visit_unit<E>(self) -> Result<LNum, E> {
+        Ok(LNum(None))
+    }
+    fn visit_none<E>(self) -> Result<LNum, E> {
+        Ok(LNum(None))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<LNum, D::Error> {
+        d.deserialize_any(LNumVisitor)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LNum, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(LNum(None))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LNum, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(LNum(None))
+    }
+}
+
+impl<'de> Deserialize<'de> for LNum {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(LNumVisitor)
+    }
+}
+
+/// What kind of JSON value a raw value holds, judged by its first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    String,
+    Array,
+    Object,
+    Other,
+}
+
+pub fn shape(raw: &RawValue) -> Shape {
+    match raw
+        .get()
+        .as_bytes()
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+    {
+        Some(b'"') => Shape::String,
+        Some(b'[') => Shape::Array,
+        Some(b'{') => Shape::Object,
+        _ => Shape::Other,
+    }
+}
+
+/// Deserializes a raw value as `T`, or `None` when it does not fit.
+pub fn parse<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
+    serde_json::from_str(raw.get()).ok()
+}
+
+/// Reads a raw value as a string when it is one.
+pub fn string<'a>(raw: &'a RawValue) -> Option<Cow<'a, str>> {
+    if shape(raw) != Shape::String {
+        return None;
+    }
+    parse::<LStr<'a>>(raw).and_then(|s| s.0)
+}
+
+/// Message content that is either a string or a list of blocks (as in Anthropic- and
+/// OpenAI-style messages), read in one pass.
+#[derive(Debug, Default)]
+pub enum Content<'a, B> {
+    #[default]
+    Missing,
+    Text(Cow<'a, str>),
+    Blocks(Vec<B>),
+    Other,
+}
+
+struct ContentVisitor<'a, B>(std::marker::PhantomData<(&'a (), B)>);
+
+impl<'de: 'a, 'a, B: Deserialize<'de>> Visitor<'de> for ContentVisitor<'a, B> {
+    type Value = Content<'a, B>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string or a list of content blocks")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Content::Text(Cow::Borrowed(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Content::Text(Cow::Owned(v.to_owned())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Content::Text(Cow::Owned(v)))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(1));
+        while let Some(b) = seq.next_element::<B>()? {
+            blocks.push(b);
+        }
+        Ok(Content::Blocks(blocks))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Content::Other)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Content::Other)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Content::Other)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Content::Other)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Content::Other)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Content::Missing)
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(Content::Missing)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de: 'a, 'a, B: Deserialize<'de>> Deserialize<'de> for Content<'a, B> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ContentVisitor(std::marker::PhantomData))
+    }
+}

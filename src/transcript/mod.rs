@@ -1,0 +1,158 @@
+//! Transcript layer: how each coding agent's files on disk become conversations and turns.
+//!
+//! Every format adapter turns its files into the same normalised pieces: conversation metadata
+//! ([`ConvMeta`]), turns ([`Turn`]) built by the shared [`TurnBuilder`], and tool calls
+//! ([`ToolCall`]). Nothing here knows about the index or MCP. Adapters are registered in
+//! [`ADAPTERS`]: adding a format is one new file plus one line there.
+pub mod claude;
+pub mod lenient;
+pub mod tools;
+pub mod turns;
+
+use crate::util::glob::Glob;
+use std::path::{Path, PathBuf};
+
+pub use tools::{FileOp, ToolCall, ToolKind};
+pub use turns::{At, Turn, TurnBuilder};
+
+/// A summary candidate (`summary` record) and whether its leaf record is in the same file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SummaryRecord {
+    pub text: String,
+    pub leaf: Option<String>,
+    pub leaf_in_file: bool,
+}
+
+/// Metadata of one conversation, accumulated while its records are read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConvMeta {
+    /// Session id recorded inside the file (for sub-agents: the parent session's id).
+    pub recorded_session_id: Option<String>,
+    pub cwd: Option<String>,
+    pub git_branch: Option<String>,
+    pub slug: Option<String>,
+    pub first_ts: Option<i64>,
+    pub last_ts: Option<i64>,
+    /// User-chosen title (Claude `custom-title`; last one wins).
+    pub custom_title: Option<String>,
+    /// Generated title (Claude `ai-title`, other agents' session titles; last one wins).
+    pub ai_title: Option<String>,
+    pub summaries: Vec<SummaryRecord>,
+    /// User text of the first turn that has any (fallback summary).
+    pub first_prompt: Option<String>,
+}
+
+/// Longest fallback summary taken from the first prompt, in characters.
+pub const SUMMARY_FALLBACK_CHARS: usize = 200;
+
+impl ConvMeta {
+    pub fn note_timestamp(&mut self, ts: Option<i64>) {
+        if let Some(ts) = ts {
+            self.first_ts = Some(self.first_ts.map_or(ts, |f| f.min(ts)));
+            self.last_ts = Some(self.last_ts.map_or(ts, |l| l.max(ts)));
+        }
+    }
+
+    /// The conversation's summary: custom title > generated title > a summary record (one
+    /// whose leaf is in this file first, else the last one) > slug > start of the first prompt.
+    pub fn summary(&self) -> String {
+        if let Some(t) = self.custom_title.as_deref().or(self.ai_title.as_deref()) {
+            return t.to_owned();
+        }
+        let summary = self
+            .summaries
+            .iter()
+            .rev()
+            .find(|s| s.leaf_in_file)
+            .or(self.summaries.last());
+        if let Some(s) = summary {
+            return s.text.clone();
+        }
+        if let Some(slug) = &self.slug {
+            return slug.clone();
+        }
+        let prompt = self.first_prompt.as_deref().unwrap_or("");
+        prompt.chars().take(SUMMARY_FALLBACK_CHARS).collect()
+    }
+}
+
+/// How a source file relates to conversations.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Role {
+    /// A main session; its id is final.
+    Session { id: String },
+    /// A sub-agent transcript. `parent` is known from the layout (nested) or read from the
+    /// records (flat layout).
+    Subagent {
+        agent_id: String,
+        parent: Option<String>,
+        agent_type: Option<String>,
+        description: Option<String>,
+    },
+}
+
+/// One file (or other unit) of transcripts that an adapter reads.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SourceFile {
+    pub path: PathBuf,
+    pub format: &'static str,
+    /// Directory under the source root the file belongs to (Claude: the project directory).
+    pub group: Option<String>,
+    pub role: Role,
+}
+
+/// A conversation as a parser currently sees it.
+#[derive(Debug, Clone, Default)]
+pub struct ConvState {
+    /// Final conversation id (format prefix included for non-Claude formats).
+    pub id: String,
+    pub meta: ConvMeta,
+    /// Turns completed since the last drain.
+    pub completed: Vec<Turn>,
+    /// The open last turn, as it stands.
+    pub open: Option<Turn>,
+    /// Turns started so far, open one included.
+    pub turn_count: u32,
+}
+
+/// Why a line was skipped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    #[error("not valid UTF-8")]
+    Utf8,
+    #[error("not a JSON object: {0}")]
+    Json(String),
+    #[error("record without a `type`")]
+    NoType,
+    #[error("`{0}` record without a usable `message`")]
+    NoMessage(&'static str),
+}
+
+/// A resumable parser for line-oriented (JSONL) transcripts: it keeps its state between
+/// calls, so appended lines continue where the last complete line ended.
+pub trait LineParser: Send {
+    /// Feeds one complete line (without its newline) that starts at byte `offset`.
+    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError>;
+    /// The conversation(s) with turns completed since the last drain and the open turn.
+    fn drain(&mut self) -> Vec<ConvState>;
+    /// Called once the whole file has been read for the first time (no more history).
+    fn end_of_history(&mut self) {}
+}
+
+/// A transcript format: where its files live and how to read them.
+pub trait Adapter: Sync {
+    /// Format name used in `--source FORMAT:PATH` and as id prefix.
+    fn name(&self) -> &'static str;
+    /// Transcript files under `root` whose group matches `pattern`.
+    fn discover(&self, root: &Path, pattern: &Glob) -> Vec<SourceFile>;
+    /// A fresh parser for one file.
+    fn parser(&self, file: &SourceFile) -> Box<dyn LineParser>;
+}
+
+/// Every supported format. Add new adapters here.
+pub static ADAPTERS: &[&dyn Adapter] = &[&claude::Claude];
+
+/// The adapter registered under `name`.
+pub fn adapter(name: &str) -> Option<&'static dyn Adapter> {
+    ADAPTERS.iter().copied().find(|a| a.name() == name)
+}

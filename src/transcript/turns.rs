@@ -1,0 +1,173 @@
+//! Format-agnostic turn construction: adapters report prompts, assistant text and tool calls in
+//! file order; the builder groups them into numbered turns and drops streamed duplicates.
+use super::tools::ToolCall;
+use crate::util::hash::{FxHashMap, FxHashSet};
+
+/// One turn: a human prompt and everything the assistant said and called until the next one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Turn {
+    pub number: u32,
+    /// Byte offset of the record that started the turn (where a re-read starts).
+    pub start_offset: u64,
+    /// Epoch milliseconds of the turn's first timestamped record.
+    pub timestamp: Option<i64>,
+    pub user_text: String,
+    pub assistant_text: String,
+    pub tools: Vec<ToolCall>,
+    /// Fingerprint of the record that started the turn (its uuid when the format has one):
+    /// equal keys in two conversations mean the same turn copied by a resume or fork.
+    pub dup_key: Option<u64>,
+}
+
+impl Turn {
+    /// Sorted, de-duplicated tool names.
+    pub fn tool_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+}
+
+/// The turn being assembled, with what it needs to recognise duplicates.
+#[derive(Debug, Clone, Default)]
+struct Draft {
+    turn: Turn,
+    blocks: Vec<String>,
+    /// Indexes into `blocks` per API message id.
+    by_message: FxHashMap<String, Vec<usize>>,
+    tool_ids: FxHashSet<String>,
+}
+
+/// Where a record came from: its byte offset, timestamp and identity.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct At {
+    pub offset: u64,
+    pub timestamp: Option<i64>,
+    pub dup_key: Option<u64>,
+}
+
+/// Groups events into turns. Feed events in file order; completed turns accumulate until
+/// [`TurnBuilder::take_completed`]; the last turn stays open because appended records may
+/// still join it.
+#[derive(Debug, Clone, Default)]
+pub struct TurnBuilder {
+    open: Option<Draft>,
+    completed: Vec<Turn>,
+    next_number: u32,
+}
+
+impl TurnBuilder {
+    /// A prompt that starts a new turn.
+    pub fn prompt(&mut self, at: At, text: String) {
+        self.close();
+        let mut draft = Draft::default();
+        draft.turn.number = self.next_number;
+        draft.turn.start_offset = at.offset;
+        draft.turn.timestamp = at.timestamp;
+        draft.turn.dup_key = at.dup_key;
+        draft.turn.user_text = text;
+        self.next_number += 1;
+        self.open = Some(draft);
+    }
+
+    /// The open turn, starting an implicit one (empty prompt) for assistant records that
+    /// come before any prompt.
+    fn draft(&mut self, at: At) -> &mut Draft {
+        if self.open.is_none() {
+            self.prompt(at, String::new());
+        }
+        let draft = self.open.as_mut().expect("a turn was just opened");
+        if draft.turn.timestamp.is_none() {
+            draft.turn.timestamp = at.timestamp;
+        }
+        draft
+    }
+
+    /// An assistant text block. Blocks of one API message (`message_id`) that repeat an
+    /// earlier block, or extend an earlier partial one, are merged instead of added.
+    pub fn assistant_text(&mut self, at: At, message_id: Option<&str>, text: &str) {
+        if text.trim().is_empty() {
+            return;
+        }
+        let draft = self.draft(at);
+        if let Some(id) = message_id {
+            if let Some(indexes) = draft.by_message.get(id) {
+                for &i in indexes {
+                    let existing = &draft.blocks[i];
+                    if existing.as_str() == text || existing.starts_with(text) {
+                        return;
+                    }
+                    if text.starts_with(existing.as_str()) {
+                        draft.blocks[i] = text.to_owned();
+                        return;
+                    }
+                }
+            }
+            let index = draft.blocks.len();
+            draft
+                .by_message
+                .entry(id.to_owned())
+                .or_default()
+                .push(index);
+        }
+        draft.blocks.push(text.to_owned());
+    }
+
+    /// A tool call; a call whose id was already seen in this turn is a streamed duplicate.
+    pub fn tool_call(&mut self, at: At, call: ToolCall) {
+        let draft = self.draft(at);
+        if let Some(id) = &call.id {
+            if !draft.tool_ids.insert(id.clone()) {
+                return;
+            }
+        }
+        draft.turn.tools.push(call);
+    }
+
+    /// Notes a timestamped record inside the current turn (fills a missing turn timestamp).
+    pub fn touch(&mut self, timestamp: Option<i64>) {
+        if let (Some(d), Some(ts)) = (self.open.as_mut(), timestamp) {
+            d.turn.timestamp.get_or_insert(ts);
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some(draft) = self.open.take() {
+            self.completed.push(finish(draft));
+        }
+    }
+
+    /// Turns completed since the last call.
+    pub fn take_completed(&mut self) -> Vec<Turn> {
+        std::mem::take(&mut self.completed)
+    }
+
+    /// The still-open last turn, as it stands.
+    pub fn open_turn(&self) -> Option<Turn> {
+        self.open.clone().map(finish)
+    }
+
+    /// Number of the open turn, or of the next turn when none is open.
+    pub fn open_number(&self) -> u32 {
+        self.open
+            .as_ref()
+            .map_or(self.next_number, |d| d.turn.number)
+    }
+
+    /// Number of turns started so far (completed and open).
+    pub fn turn_count(&self) -> u32 {
+        self.next_number
+    }
+
+    /// Closes the open turn and returns everything not yet taken.
+    pub fn finish_all(&mut self) -> Vec<Turn> {
+        self.close();
+        self.take_completed()
+    }
+}
+
+fn finish(mut draft: Draft) -> Turn {
+    draft.turn.assistant_text = draft.blocks.join("\n\n");
+    draft.turn
+}
