@@ -13,6 +13,7 @@
 pub mod cli;
 pub mod corpus;
 pub mod index;
+pub mod live;
 pub mod server;
 pub mod transcript;
 pub mod util;

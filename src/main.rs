@@ -2,6 +2,9 @@
 use clap::Parser;
 use conversation_search::cli::{self, Cli};
 use std::process::ExitCode;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -23,9 +26,14 @@ fn init_logging() {
         .ok()
         .and_then(|v| v.parse::<tracing::Level>().ok())
         .unwrap_or(tracing::Level::INFO);
+    let filter = Targets::new()
+        .with_default(level)
+        .with_target("rmcp", tracing::Level::WARN.min(level));
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_max_level(level)
+        .finish()
+        .with(filter)
         .init();
 }

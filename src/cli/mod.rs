@@ -4,6 +4,7 @@ pub mod output;
 
 use crate::corpus::writer::Writer;
 use crate::corpus::{Root, Shared, Snapshot};
+use crate::live::{self, LiveConfig};
 use crate::server::tools;
 use crate::transcript::claude::Claude;
 use crate::util::glob::Glob;
@@ -12,6 +13,7 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Search your coding agents' past sessions: an MCP server over stdio (default) or one-shot
 /// `search` / `list` commands that print JSON.
@@ -37,6 +39,36 @@ pub struct GlobalArgs {
     /// Where Claude Code keeps projects [default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects]
     #[arg(long, global = true, value_name = "DIR")]
     pub projects_dir: Option<PathBuf>,
+    /// Apply a change once its file has been quiet this long (milliseconds)
+    #[arg(
+        long,
+        global = true,
+        value_name = "MS",
+        env = "CONVERSATION_SEARCH_DEBOUNCE_MS",
+        default_value_t = 2000
+    )]
+    pub debounce_ms: u64,
+    /// Re-read a file that keeps changing at least this often (milliseconds)
+    #[arg(long, global = true, value_name = "MS", default_value_t = 10_000)]
+    pub max_staleness_ms: u64,
+    /// Rescan for changes periodically instead of using file-system notifications (for network
+    /// file systems; also the automatic fallback when watching fails)
+    #[arg(long, global = true)]
+    pub poll: bool,
+    /// Rescan interval when polling (milliseconds)
+    #[arg(long, global = true, value_name = "MS", default_value_t = 5000)]
+    pub poll_interval_ms: u64,
+}
+
+impl GlobalArgs {
+    fn live_config(&self) -> LiveConfig {
+        LiveConfig {
+            debounce: Duration::from_millis(self.debounce_ms),
+            max_staleness: Duration::from_millis(self.max_staleness_ms),
+            poll_interval: Duration::from_millis(self.poll_interval_ms.max(10)),
+            force_poll: self.poll,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -163,11 +195,12 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         ..Snapshot::default()
     });
     let writer_shared = Arc::clone(&shared);
+    let cfg = global.live_config();
     std::thread::Builder::new()
         .name("indexer".into())
         .spawn(move || {
-            let mut writer = Writer::new(roots, writer_shared);
-            writer.initial_build();
+            let writer = Writer::new(roots, Arc::clone(&writer_shared));
+            live::run(writer, writer_shared, cfg);
         })
         .context("cannot start the indexer thread")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -2,7 +2,9 @@
 //! snapshots that queries read while a single writer prepares the next one.
 pub mod catalog;
 pub mod ingest;
+mod merge;
 pub mod query;
+mod update;
 pub mod writer;
 
 use crate::index::IndexView;
@@ -10,6 +12,7 @@ use crate::transcript::Adapter;
 use crate::util::glob::Glob;
 use catalog::Catalog;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
 
@@ -45,6 +48,8 @@ pub struct Stats {
     pub files_reread: u64,
     pub files_appended: u64,
     pub files_removed: u64,
+    pub files_added: u64,
+    pub segments_merged: u64,
 }
 
 /// Everything a query needs, frozen at one point in time.
@@ -60,6 +65,43 @@ pub struct Snapshot {
     pub index: IndexView,
     pub stats: Stats,
     pub roots: Arc<Vec<Root>>,
+    /// Live-index state (shared with [`Shared`], read as of now).
+    pub live: Arc<LiveStatus>,
+}
+
+/// What the live index is doing, for `index_status`.
+#[derive(Debug, Default)]
+pub struct LiveStatus {
+    pub watching: AtomicBool,
+    /// `watch`, `poll`, or empty when the index is not live (one-shot commands).
+    mode: Mutex<String>,
+    error: Mutex<Option<String>>,
+    pub pending: AtomicUsize,
+    pub events: AtomicU64,
+    pub debounce_ms: AtomicU64,
+    pub max_staleness_ms: AtomicU64,
+}
+
+impl LiveStatus {
+    pub fn set_mode(&self, mode: &str, error: Option<String>) {
+        self.watching.store(mode == "watch", Ordering::Relaxed);
+        *self.mode.lock().unwrap_or_else(|p| p.into_inner()) = mode.to_owned();
+        if error.is_some() {
+            *self.error.lock().unwrap_or_else(|p| p.into_inner()) = error;
+        }
+    }
+
+    pub fn set_error(&self, error: String) {
+        *self.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
+    }
+
+    pub fn mode(&self) -> String {
+        self.mode.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn error(&self) -> Option<String> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 /// The current snapshot, swapped atomically by the writer; readers never wait for an update
@@ -68,14 +110,17 @@ pub struct Shared {
     current: RwLock<Arc<Snapshot>>,
     complete: Mutex<bool>,
     complete_cv: Condvar,
+    pub live: Arc<LiveStatus>,
 }
 
 impl Shared {
     pub fn new(initial: Snapshot) -> Arc<Self> {
+        let live = Arc::clone(&initial.live);
         Arc::new(Self {
             current: RwLock::new(Arc::new(initial)),
             complete: Mutex::new(false),
             complete_cv: Condvar::new(),
+            live,
         })
     }
 

@@ -9,23 +9,33 @@ use crate::transcript::{ConvState, Role, SourceFile, Turn};
 use crate::util::hash::FxHashMap;
 use crate::util::time::now_ms;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// A followed file and the conversations it holds.
-struct FileEntry {
-    state: FileState,
+pub(super) struct FileEntry {
+    pub(super) state: FileState,
     /// (conversation id as the parser reports it, internal id).
-    convs: Vec<(String, ConvId)>,
-    src: Arc<SourceFile>,
+    pub(super) convs: Vec<(String, ConvId)>,
+    pub(super) src: Arc<SourceFile>,
+}
+
+impl FileEntry {
+    pub(super) fn new(src: SourceFile) -> Self {
+        Self {
+            src: Arc::new(src.clone()),
+            state: FileState::new(src),
+            convs: Vec::new(),
+        }
+    }
 }
 
 /// Where each turn of a conversation lives in the index: (segment id, document).
 #[derive(Default)]
-struct ConvBook {
-    docs: Vec<(u64, u32)>,
+pub(super) struct ConvBook {
+    pub(super) docs: Vec<(u64, u32)>,
 }
 
 /// The text of a turn's tools field: tool names, sorted and unique.
@@ -40,14 +50,14 @@ pub fn tools_field(turn: &Turn) -> String {
 
 /// Documents added to a segment under construction, to be located once it is finished.
 #[derive(Default)]
-struct Batch {
-    builder: SegmentBuilder,
+pub(super) struct Batch {
+    pub(super) builder: SegmentBuilder,
     /// Per added document: (conversation, turn number).
-    docs: Vec<(ConvId, u32)>,
+    pub(super) docs: Vec<(ConvId, u32)>,
 }
 
 impl Batch {
-    fn add(&mut self, conv: ConvId, turn: &Turn) {
+    pub(super) fn add(&mut self, conv: ConvId, turn: &Turn) {
         let tools = tools_field(turn);
         self.builder.add(&NewDoc {
             conv,
@@ -61,18 +71,18 @@ impl Batch {
 }
 
 pub struct Writer {
-    roots: Arc<Vec<Root>>,
-    shared: Arc<Shared>,
-    files: BTreeMap<PathBuf, FileEntry>,
-    catalog: Catalog,
-    view: IndexView,
-    books: FxHashMap<ConvId, ConvBook>,
-    next_conv: ConvId,
-    next_seg: u64,
-    generation: u64,
-    stats: Stats,
-    tokenizer: Tokenizer,
-    complete: bool,
+    pub(super) roots: Arc<Vec<Root>>,
+    pub(super) shared: Arc<Shared>,
+    pub(super) files: BTreeMap<PathBuf, FileEntry>,
+    pub(super) catalog: Catalog,
+    pub(super) view: IndexView,
+    pub(super) books: FxHashMap<ConvId, ConvBook>,
+    pub(super) next_conv: ConvId,
+    pub(super) next_seg: u64,
+    pub(super) generation: u64,
+    pub(super) stats: Stats,
+    pub(super) tokenizer: Tokenizer,
+    pub(super) complete: bool,
 }
 
 impl Writer {
@@ -98,7 +108,7 @@ impl Writer {
     }
 
     /// Every transcript file currently under the roots, with the matched groups.
-    fn discover(&self) -> (Vec<SourceFile>, Vec<String>) {
+    pub(super) fn discover(&self) -> (Vec<SourceFile>, Vec<String>) {
         let mut files = Vec::new();
         let mut groups = Vec::new();
         for root in self.roots.iter() {
@@ -192,7 +202,7 @@ impl Writer {
     /// Applies one conversation's new state: turns from the first changed one are replaced.
     /// Old documents to kill are reported through `kill`; new turns' documents are added by the
     /// caller (initial build) or here through `pending`.
-    fn update_conversation(
+    pub(super) fn update_conversation(
         &mut self,
         entry: &FileEntry,
         conv: ConvId,
@@ -243,7 +253,7 @@ impl Writer {
     }
 
     /// Finishes a batch into a segment and records where its documents went.
-    fn finish_batch(&mut self, batch: Batch) {
+    pub(super) fn finish_batch(&mut self, batch: Batch) {
         if batch.docs.is_empty() {
             return;
         }
@@ -261,99 +271,7 @@ impl Writer {
         self.view.add(seg);
     }
 
-    /// Re-reads the given paths (changed, created or deleted) and publishes the result.
-    /// Returns whether anything changed.
-    pub fn update_paths(&mut self, paths: &[PathBuf]) -> bool {
-        let started = Instant::now();
-        let mut batch = Batch::default();
-        let mut kills: Vec<(u64, u32)> = Vec::new();
-        let mut changed = false;
-        for path in paths {
-            changed |= self.update_path(path, &mut batch, &mut kills);
-        }
-        if !changed {
-            return false;
-        }
-        self.finish_batch(batch);
-        let mut by_seg: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
-        for (seg, doc) in kills {
-            by_seg.entry(seg).or_default().push(doc);
-        }
-        for (seg, docs) in by_seg {
-            self.view.kill(seg, &docs, &mut self.tokenizer);
-        }
-        self.view.segs.retain(|s| s.live_count() > 0);
-        self.stats.updates += 1;
-        self.publish(started);
-        true
-    }
-
-    fn update_path(&mut self, path: &Path, batch: &mut Batch, kills: &mut Vec<(u64, u32)>) -> bool {
-        let Some(mut entry) = self.files.remove(path) else {
-            return false;
-        };
-        let outcome = entry.state.read();
-        match outcome {
-            ReadOutcome::Unchanged => {
-                self.files.insert(path.to_owned(), entry);
-                false
-            }
-            ReadOutcome::Appended(states) => {
-                self.stats.files_appended += 1;
-                for state in states {
-                    let conv = match entry.convs.iter().find(|(k, _)| *k == state.id) {
-                        Some(&(_, c)) => c,
-                        None if entry.convs.len() == 1 => {
-                            let c = entry.convs[0].1;
-                            entry.convs[0].0 = state.id.clone();
-                            c
-                        }
-                        None => {
-                            let c = self.next_conv;
-                            self.next_conv += 1;
-                            entry.convs.push((state.id.clone(), c));
-                            c
-                        }
-                    };
-                    let new_turns: Vec<Turn> = state
-                        .completed
-                        .iter()
-                        .chain(state.open.as_ref())
-                        .cloned()
-                        .collect();
-                    self.update_conversation(&entry, conv, state, kills);
-                    for t in &new_turns {
-                        batch.add(conv, t);
-                    }
-                }
-                self.files.insert(path.to_owned(), entry);
-                true
-            }
-            ReadOutcome::Rewritten | ReadOutcome::Gone => {
-                for &(_, conv) in &entry.convs {
-                    if let Some(book) = self.books.remove(&conv) {
-                        kills.extend(book.docs);
-                    }
-                    self.catalog.remove(conv);
-                }
-                if matches!(outcome, ReadOutcome::Rewritten) {
-                    self.stats.files_reread += 1;
-                    let fresh = FileEntry {
-                        state: FileState::new(entry.state.src.clone()),
-                        convs: Vec::new(),
-                        src: Arc::clone(&entry.src),
-                    };
-                    self.files.insert(path.to_owned(), fresh);
-                    self.update_path(path, batch, kills);
-                } else {
-                    self.stats.files_removed += 1;
-                }
-                true
-            }
-        }
-    }
-
-    fn publish(&mut self, started: Instant) {
+    pub(super) fn publish(&mut self, started: Instant) {
         self.generation += 1;
         self.stats.files = self.files.len() as u64;
         self.stats.bytes_indexed = self.files.values().map(|f| f.state.offset).sum();
@@ -367,6 +285,7 @@ impl Writer {
             index: self.view.clone(),
             stats: self.stats.clone(),
             roots: Arc::clone(&self.roots),
+            live: Arc::clone(&self.shared.live),
         });
     }
 }

@@ -27,12 +27,84 @@ impl Adapter for Claude {
 
     fn discover(&self, root: &Path, pattern: &Glob) -> Vec<SourceFile> {
         let mut out = Vec::new();
-        for (name, dir) in sorted_entries(root).into_iter().filter(|(_, p)| p.is_dir()) {
-            if pattern.matches(&name) {
-                discover_project(&dir, &name, &mut out);
+        for e in sorted_entries(root).into_iter().filter(|e| e.is_dir) {
+            if pattern.matches(&e.name) {
+                discover_project(&e.path, &e.name, &mut out);
             }
         }
         out
+    }
+
+    fn discover_under(&self, root: &Path, pattern: &Glob, dir: &Path) -> Vec<SourceFile> {
+        let Ok(rel) = dir.strip_prefix(root) else {
+            return Vec::new();
+        };
+        let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
+        let mut out = Vec::new();
+        match parts.as_slice() {
+            [] => return self.discover(root, pattern),
+            [project, rest @ ..] if pattern.matches(project) => {
+                let project_dir = root.join(project);
+                match rest {
+                    [] => discover_project(&project_dir, project, &mut out),
+                    [session] | [session, "subagents"] => {
+                        discover_subagents(&project_dir.join(session), project, session, &mut out)
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    fn classify(&self, root: &Path, pattern: &Glob, path: &Path) -> Option<SourceFile> {
+        let rel = path.strip_prefix(root).ok()?;
+        let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
+        match parts.as_slice() {
+            [project, file] if pattern.matches(project) => {
+                let stem = file.strip_suffix(".jsonl").filter(|s| !s.is_empty())?;
+                let role = match agent_file_id(file) {
+                    Some(agent_id) => Role::Subagent {
+                        agent_id: agent_id.to_owned(),
+                        parent: None,
+                        agent_type: None,
+                        description: None,
+                    },
+                    None => Role::Session {
+                        id: stem.to_owned(),
+                    },
+                };
+                Some(SourceFile {
+                    path: path.to_owned(),
+                    format: FORMAT,
+                    group: Some((*project).to_owned()),
+                    role,
+                })
+            }
+            [project, session, "subagents", file] if pattern.matches(project) => {
+                let agent_id = agent_file_id(file)?;
+                let (agent_type, description) = read_agent_meta(path.parent()?, agent_id);
+                Some(SourceFile {
+                    path: path.to_owned(),
+                    format: FORMAT,
+                    group: Some((*project).to_owned()),
+                    role: Role::Subagent {
+                        agent_id: agent_id.to_owned(),
+                        parent: Some((*session).to_owned()),
+                        agent_type,
+                        description,
+                    },
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn transcript_for(&self, path: &Path) -> Option<std::path::PathBuf> {
+        let name = path.file_name()?.to_str()?;
+        let agent = name.strip_suffix(".meta.json")?;
+        Some(path.with_file_name(format!("{agent}.jsonl")))
     }
 
     fn parser(&self, file: &SourceFile) -> Box<dyn LineParser> {
@@ -40,39 +112,68 @@ impl Adapter for Claude {
     }
 }
 
-/// Entries of a directory, sorted by name (unreadable directories yield nothing).
-pub fn sorted_entries(dir: &Path) -> Vec<(String, std::path::PathBuf)> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
+/// A directory entry: name, path and whether it is a directory (symlinks followed).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Entry {
+    pub name: String,
+    pub path: std::path::PathBuf,
+    pub is_dir: bool,
+}
+
+/// Entries of a directory, sorted by name (unreadable directories yield nothing). Uses the
+/// directory entry's type, so no extra `stat` per file except for symlinks.
+pub fn sorted_entries(dir: &Path) -> Vec<Entry> {
+    let mut v: Vec<Entry> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
-        .filter_map(|e| Some((e.file_name().into_string().ok()?, e.path())))
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let path = e.path();
+            let ft = e.file_type().ok()?;
+            let is_dir = if ft.is_symlink() {
+                path.is_dir()
+            } else {
+                ft.is_dir()
+            };
+            Some(Entry { name, path, is_dir })
+        })
         .collect();
     v.sort();
     v
 }
 
+/// Sub-agent transcripts of one session directory (`<session>/subagents/agent-*.jsonl`).
+pub fn discover_subagents(
+    session_dir: &Path,
+    group: &str,
+    session: &str,
+    out: &mut Vec<SourceFile>,
+) {
+    let sub = session_dir.join("subagents");
+    for e in sorted_entries(&sub).into_iter().filter(|e| !e.is_dir) {
+        if let Some(agent_id) = agent_file_id(&e.name) {
+            let (agent_type, description) = read_agent_meta(&sub, agent_id);
+            out.push(SourceFile {
+                path: e.path,
+                format: FORMAT,
+                group: Some(group.to_owned()),
+                role: Role::Subagent {
+                    agent_id: agent_id.to_owned(),
+                    parent: Some(session.to_owned()),
+                    agent_type,
+                    description,
+                },
+            });
+        }
+    }
+}
+
 /// Classifies the files of one project directory.
 pub fn discover_project(dir: &Path, group: &str, out: &mut Vec<SourceFile>) {
-    for (name, path) in sorted_entries(dir) {
-        if path.is_dir() {
-            let sub = path.join("subagents");
-            for (file, p) in sorted_entries(&sub) {
-                if let Some(agent_id) = agent_file_id(&file) {
-                    let (agent_type, description) = read_agent_meta(&sub, agent_id);
-                    out.push(SourceFile {
-                        path: p,
-                        format: FORMAT,
-                        group: Some(group.to_owned()),
-                        role: Role::Subagent {
-                            agent_id: agent_id.to_owned(),
-                            parent: Some(name.clone()),
-                            agent_type,
-                            description,
-                        },
-                    });
-                }
-            }
+    for Entry { name, path, is_dir } in sorted_entries(dir) {
+        if is_dir {
+            discover_subagents(&path, group, &name, out);
         } else if let Some(stem) = name.strip_suffix(".jsonl") {
             let role = match agent_file_id(&name) {
                 Some(agent_id) => Role::Subagent {

@@ -145,6 +145,25 @@ pub trait Adapter: Sync {
     fn name(&self) -> &'static str;
     /// Transcript files under `root` whose group matches `pattern`.
     fn discover(&self, root: &Path, pattern: &Glob) -> Vec<SourceFile>;
+    /// Transcript files under `dir`, a directory inside `root` that just appeared or changed.
+    fn discover_under(&self, root: &Path, pattern: &Glob, dir: &Path) -> Vec<SourceFile> {
+        self.discover(root, pattern)
+            .into_iter()
+            .filter(|f| f.path.starts_with(dir))
+            .collect()
+    }
+    /// The transcript file at `path`, if it is one this adapter reads.
+    fn classify(&self, root: &Path, pattern: &Glob, path: &Path) -> Option<SourceFile> {
+        let parent = path.parent()?;
+        self.discover_under(root, pattern, parent)
+            .into_iter()
+            .find(|f| f.path == path)
+    }
+    /// For a side file that describes a transcript (e.g. a sub-agent's `.meta.json`), the
+    /// transcript it describes.
+    fn transcript_for(&self, _path: &Path) -> Option<PathBuf> {
+        None
+    }
     /// A fresh parser for one file.
     fn parser(&self, file: &SourceFile) -> Box<dyn LineParser>;
 }

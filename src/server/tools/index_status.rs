@@ -7,6 +7,7 @@ use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::schemars::JsonSchema;
 use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::Ordering;
 
 pub const DESCRIPTION: &str = "Report what the search index holds: projects, sessions, \
 sub-agents, turns, files and bytes indexed, unreadable lines skipped, the update generation and \
@@ -33,6 +34,26 @@ pub struct StatusOut {
     pub complete: bool,
     pub projects_dir: Option<String>,
     pub pattern: Option<String>,
+    /// True while file-system notifications are followed.
+    pub watching: bool,
+    /// `watch` (notifications), `poll` (periodic rescans) or empty (one-shot command).
+    pub watch_mode: String,
+    /// Why watching is unavailable, if it is.
+    pub watch_error: Option<String>,
+    /// Changed paths waiting for their debounce period.
+    pub pending_changes: usize,
+    /// Milliseconds the last update took.
+    pub last_update_ms: f64,
+    pub debounce_ms: u64,
+    pub max_staleness_ms: u64,
+    /// Updates applied after the first build.
+    pub updates: u64,
+    pub files_added: u64,
+    pub files_appended: u64,
+    pub files_reread: u64,
+    pub files_removed: u64,
+    /// Index segments currently searched.
+    pub segments: usize,
 }
 
 pub fn run(snap: &Snapshot, _: StatusParams) -> Result<StatusOut, ToolError> {
@@ -48,6 +69,7 @@ pub fn run(snap: &Snapshot, _: StatusParams) -> Result<StatusOut, ToolError> {
     }
     projects.sort();
     projects.dedup();
+    let live = &snap.live;
     let claude = snap
         .roots
         .iter()
@@ -65,6 +87,19 @@ pub fn run(snap: &Snapshot, _: StatusParams) -> Result<StatusOut, ToolError> {
         complete: snap.complete,
         projects_dir: claude.map(|r| r.dir.display().to_string()),
         pattern: claude.map(|r| r.pattern.as_str().to_owned()),
+        watching: live.watching.load(Ordering::Relaxed),
+        watch_mode: live.mode(),
+        watch_error: live.error(),
+        pending_changes: live.pending.load(Ordering::Relaxed),
+        last_update_ms: (snap.stats.last_update_ms * 1000.0).round() / 1000.0,
+        debounce_ms: live.debounce_ms.load(Ordering::Relaxed),
+        max_staleness_ms: live.max_staleness_ms.load(Ordering::Relaxed),
+        updates: snap.stats.updates,
+        files_added: snap.stats.files_added,
+        files_appended: snap.stats.files_appended,
+        files_reread: snap.stats.files_reread,
+        files_removed: snap.stats.files_removed,
+        segments: snap.index.segs.len(),
     })
 }
 

@@ -1,0 +1,87 @@
+//! Segment upkeep: every update adds a small segment, so segments of similar size are merged
+//! (tiers by a factor of 4 in live documents) and segments that are mostly dead are rebuilt.
+//! Merging copies live documents (metadata and text) into a new segment, so the work done per
+//! document stays logarithmic in the number of updates.
+use super::writer::{Batch, Writer};
+use crate::index::NewDoc;
+
+/// A tier with this many segments is merged into one.
+const TIER_FANOUT: usize = 4;
+/// Never keep more segments than this; the smallest are merged first.
+const MAX_SEGMENTS: usize = 12;
+
+fn tier(live_docs: usize) -> u32 {
+    let mut t = 0;
+    let mut n = live_docs.max(1);
+    while n >= TIER_FANOUT {
+        n /= TIER_FANOUT;
+        t += 1;
+    }
+    t
+}
+
+impl Writer {
+    /// Merges segments until no tier is full and the segment count is bounded.
+    pub(super) fn maintain_segments(&mut self) {
+        loop {
+            let mut by_tier: std::collections::BTreeMap<u32, Vec<u64>> = Default::default();
+            let mut dead_heavy: Vec<u64> = Vec::new();
+            for s in &self.view.segs {
+                let live = s.live_count();
+                if s.dead.count as usize > live && s.seg.doc_count() > 16 {
+                    dead_heavy.push(s.seg.id);
+                }
+                by_tier.entry(tier(live)).or_default().push(s.seg.id);
+            }
+            let pick: Vec<u64> =
+                if let Some(full) = by_tier.values().find(|ids| ids.len() >= TIER_FANOUT) {
+                    full.clone()
+                } else if self.view.segs.len() > MAX_SEGMENTS {
+                    let mut sizes: Vec<(usize, u64)> = self
+                        .view
+                        .segs
+                        .iter()
+                        .map(|s| (s.live_count(), s.seg.id))
+                        .collect();
+                    sizes.sort_unstable();
+                    sizes.iter().take(TIER_FANOUT).map(|&(_, id)| id).collect()
+                } else if let Some(&id) = dead_heavy.first() {
+                    vec![id]
+                } else {
+                    return;
+                };
+            self.merge(&pick);
+        }
+    }
+
+    /// Copies the live documents of `ids` into one new segment and drops the old ones.
+    fn merge(&mut self, ids: &[u64]) {
+        let mut batch = Batch::default();
+        for &id in ids {
+            let Some(i) = self.view.seg_index(id) else {
+                continue;
+            };
+            let view = self.view.segs[i].clone();
+            for d in 0..view.seg.doc_count() as u32 {
+                if view.dead.contains(d) {
+                    continue;
+                }
+                let meta = *view.seg.doc(d);
+                let text = view.seg.text(d);
+                batch.builder.add(&NewDoc {
+                    conv: meta.conv,
+                    turn: meta.turn,
+                    timestamp: (meta.timestamp != i64::MIN).then_some(meta.timestamp),
+                    dup_key: (meta.dup_key != 0).then_some(meta.dup_key),
+                    fields: [text.user, text.assistant, text.tools],
+                });
+                batch.docs.push((meta.conv, meta.turn));
+            }
+        }
+        for &id in ids {
+            self.view.remove_segment(id);
+        }
+        self.stats.segments_merged += ids.len() as u64;
+        self.finish_batch(batch);
+    }
+}

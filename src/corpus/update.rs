@@ -1,0 +1,216 @@
+//! Incremental updates: from a set of changed paths (files or directories, new, modified or
+//! gone) to new and dead documents, then segment upkeep and a new snapshot. The cost follows the
+//! bytes that changed, not the size of the corpus.
+use super::ingest::{FileState, ReadOutcome};
+use super::writer::{Batch, FileEntry, Writer};
+use crate::transcript::{SourceFile, Turn};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+impl Writer {
+    /// Applies changes at `paths` (files or directories; created, modified or deleted) and
+    /// publishes a new snapshot when anything changed. Returns whether it did.
+    pub fn apply(&mut self, paths: &[PathBuf]) -> bool {
+        let started = Instant::now();
+        let mut targets: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut fresh: Vec<SourceFile> = Vec::new();
+        for p in paths {
+            self.expand(p, &mut targets, &mut fresh);
+        }
+        self.process(started, targets, fresh)
+    }
+
+    /// Full rescan by size and mtime (fallback when file watching is unavailable).
+    pub fn poll(&mut self) -> bool {
+        let started = Instant::now();
+        let (found, _) = self.discover();
+        let mut targets: BTreeSet<PathBuf> = BTreeSet::new();
+        let found_paths: BTreeSet<&Path> = found.iter().map(|f| f.path.as_path()).collect();
+        for (path, entry) in &self.files {
+            if !found_paths.contains(path.as_path()) || entry.state.looks_changed() {
+                targets.insert(path.clone());
+            }
+        }
+        let fresh: Vec<SourceFile> = found
+            .into_iter()
+            .filter(|f| !self.files.contains_key(&f.path))
+            .collect();
+        self.process(started, targets, fresh)
+    }
+
+    /// Turns one changed path into files to re-read and new files to add.
+    fn expand(&self, p: &Path, targets: &mut BTreeSet<PathBuf>, fresh: &mut Vec<SourceFile>) {
+        for root in self.roots.iter() {
+            // a root that did not exist may just have appeared (event on an ancestor)
+            if root.dir.starts_with(p) && root.dir != p {
+                if root.dir.is_dir() {
+                    fresh.extend(root.adapter.discover(&root.dir, &root.pattern));
+                }
+                continue;
+            }
+            if !p.starts_with(&root.dir) {
+                continue;
+            }
+            if let Some(transcript) = root.adapter.transcript_for(p) {
+                // side file: refresh the transcript's description (e.g. sub-agent meta)
+                if let Some(src) = root.adapter.classify(&root.dir, &root.pattern, &transcript) {
+                    match self.files.get(&transcript) {
+                        Some(e) if *e.src == src => {}
+                        _ => fresh.push(src),
+                    }
+                }
+                continue;
+            }
+            if self.files.contains_key(p) {
+                targets.insert(p.to_owned());
+                continue;
+            }
+            // known files under a directory that changed or went away
+            for (known, _) in self
+                .files
+                .range(p.to_owned()..)
+                .take_while(|(k, _)| k.starts_with(p))
+            {
+                targets.insert(known.clone());
+            }
+            if p.is_dir() {
+                fresh.extend(root.adapter.discover_under(&root.dir, &root.pattern, p));
+            } else if p.is_file() {
+                fresh.extend(root.adapter.classify(&root.dir, &root.pattern, p));
+            }
+        }
+    }
+
+    fn process(
+        &mut self,
+        started: Instant,
+        mut targets: BTreeSet<PathBuf>,
+        fresh: Vec<SourceFile>,
+    ) -> bool {
+        let mut batch = Batch::default();
+        let mut kills: Vec<(u64, u32)> = Vec::new();
+        let mut files_changed = false;
+        for src in fresh {
+            match self.files.get(&src.path) {
+                Some(e) if *e.src == src => continue,
+                Some(_) => {
+                    // description changed: forget the old reading, read again
+                    if let Some(old) = self.files.remove(&src.path) {
+                        self.drop_file(&old, &mut kills);
+                    }
+                }
+                None => {}
+            }
+            files_changed = true;
+            self.stats.files_added += 1;
+            targets.insert(src.path.clone());
+            self.files.insert(src.path.clone(), FileEntry::new(src));
+        }
+        let mut changed = files_changed;
+        for path in &targets {
+            let (c, gone) = self.update_path(path, &mut batch, &mut kills);
+            changed |= c;
+            files_changed |= gone;
+        }
+        if !changed {
+            return false;
+        }
+        if files_changed {
+            let groups = self
+                .files
+                .values()
+                .filter_map(|f| f.src.group.clone())
+                .collect();
+            self.catalog.set_groups(groups);
+        }
+        self.finish_batch(batch);
+        let mut by_seg: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
+        for (seg, doc) in kills {
+            by_seg.entry(seg).or_default().push(doc);
+        }
+        for (seg, docs) in by_seg {
+            self.view.kill(seg, &docs, &mut self.tokenizer);
+        }
+        self.view.segs.retain(|s| s.live_count() > 0);
+        self.maintain_segments();
+        self.stats.updates += 1;
+        self.publish(started);
+        true
+    }
+
+    /// Kills every document of a file and forgets its conversations.
+    fn drop_file(&mut self, entry: &FileEntry, kills: &mut Vec<(u64, u32)>) {
+        for &(_, conv) in &entry.convs {
+            if let Some(book) = self.books.remove(&conv) {
+                kills.extend(book.docs);
+            }
+            self.catalog.remove(conv);
+        }
+    }
+
+    /// Reads a known file's news. Returns (anything changed, file removed).
+    fn update_path(
+        &mut self,
+        path: &Path,
+        batch: &mut Batch,
+        kills: &mut Vec<(u64, u32)>,
+    ) -> (bool, bool) {
+        let Some(mut entry) = self.files.remove(path) else {
+            return (false, false);
+        };
+        match entry.state.read() {
+            ReadOutcome::Unchanged => {
+                self.files.insert(path.to_owned(), entry);
+                (false, false)
+            }
+            ReadOutcome::Appended(states) => {
+                self.stats.files_appended += 1;
+                for state in states {
+                    let conv = match entry.convs.iter().find(|(k, _)| *k == state.id) {
+                        Some(&(_, c)) => c,
+                        None if entry.convs.len() == 1 => {
+                            entry.convs[0].0 = state.id.clone();
+                            entry.convs[0].1
+                        }
+                        None => {
+                            let c = self.next_conv;
+                            self.next_conv += 1;
+                            entry.convs.push((state.id.clone(), c));
+                            c
+                        }
+                    };
+                    let new_turns: Vec<Turn> = state
+                        .completed
+                        .iter()
+                        .chain(state.open.as_ref())
+                        .cloned()
+                        .collect();
+                    self.update_conversation(&entry, conv, state, kills);
+                    for t in &new_turns {
+                        batch.add(conv, t);
+                    }
+                }
+                self.files.insert(path.to_owned(), entry);
+                (true, false)
+            }
+            ReadOutcome::Rewritten => {
+                self.stats.files_reread += 1;
+                self.drop_file(&entry, kills);
+                let fresh = FileEntry {
+                    state: FileState::new((*entry.src).clone()),
+                    convs: Vec::new(),
+                    src: entry.src,
+                };
+                self.files.insert(path.to_owned(), fresh);
+                let (_, gone) = self.update_path(path, batch, kills);
+                (true, gone)
+            }
+            ReadOutcome::Gone => {
+                self.stats.files_removed += 1;
+                self.drop_file(&entry, kills);
+                (true, true)
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! The live index: follows the transcript directories while agents write to them. Events from
+//! the file watcher are debounced per path (quiet period, bounded staleness) and applied by the
+//! single writer; when watching is impossible the corpus is rescanned periodically instead.
+pub mod schedule;
+pub mod watch;
+
+use crate::corpus::Shared;
+use crate::corpus::writer::Writer;
+use schedule::Schedule;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+use watch::Watch;
+
+/// Timing of the live index.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveConfig {
+    /// Apply a change once its path has been quiet this long.
+    pub debounce: Duration,
+    /// Apply a change at the latest this long after its first unapplied event.
+    pub max_staleness: Duration,
+    /// Rescan interval when polling instead of watching.
+    pub poll_interval: Duration,
+    /// Poll even when watching would work.
+    pub force_poll: bool,
+}
+
+impl Default for LiveConfig {
+    fn default() -> Self {
+        Self {
+            debounce: Duration::from_millis(2000),
+            max_staleness: Duration::from_millis(10_000),
+            poll_interval: Duration::from_millis(5000),
+            force_poll: false,
+        }
+    }
+}
+
+/// Builds the index, then keeps it fresh until the process ends. Runs on its own thread and
+/// owns the writer.
+pub fn run(mut writer: Writer, shared: Arc<Shared>, cfg: LiveConfig) {
+    let status = &shared.live;
+    status
+        .debounce_ms
+        .store(cfg.debounce.as_millis() as u64, Ordering::Relaxed);
+    status
+        .max_staleness_ms
+        .store(cfg.max_staleness.as_millis() as u64, Ordering::Relaxed);
+    let roots: Vec<PathBuf> = writer.roots().iter().map(|r| r.dir.clone()).collect();
+    let (tx, rx) = channel();
+    // Watch before the first build so that nothing written meanwhile is missed.
+    let mut watch = if cfg.force_poll {
+        status.set_mode("poll", None);
+        None
+    } else {
+        match Watch::start(&roots, watch::coalesce_window(cfg.debounce), tx) {
+            Ok(w) => {
+                status.set_mode("watch", None);
+                Some(w)
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "file watching unavailable ({e}); rescanning every {} ms instead",
+                    cfg.poll_interval.as_millis()
+                );
+                status.set_mode("poll", Some(e));
+                None
+            }
+        }
+    };
+    writer.initial_build();
+    let mut schedule = Schedule::new(cfg.debounce, cfg.max_staleness);
+    let mut next_poll = Instant::now() + cfg.poll_interval;
+    loop {
+        let now = Instant::now();
+        let mut wake = schedule
+            .next_deadline()
+            .unwrap_or(now + Duration::from_secs(3600));
+        if watch.is_none() {
+            wake = wake.min(next_poll);
+        }
+        let mut rescan = false;
+        match rx.recv_timeout(wake.saturating_duration_since(now)) {
+            Ok(Ok(events)) => {
+                let (paths, lost) = watch::changed_paths(events);
+                rescan |= lost;
+                let now = Instant::now();
+                for p in paths {
+                    if let Some(w) = watch.as_mut() {
+                        match w.replan(&p) {
+                            Ok(appeared) => {
+                                for root in appeared {
+                                    schedule.note(root, now);
+                                }
+                            }
+                            Err(e) => {
+                                tracing::warn!(
+                                    "file watching failed ({e}); rescanning periodically instead"
+                                );
+                                status.set_mode("poll", Some(e));
+                                watch = None;
+                                rescan = true;
+                                break;
+                            }
+                        }
+                    }
+                    schedule.note(p, now);
+                }
+                status.events.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(Err(errors)) => {
+                for e in errors {
+                    tracing::warn!("file watcher error: {e}");
+                    status.set_error(e.to_string());
+                }
+                rescan = true;
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                if watch.is_some() {
+                    tracing::warn!("file watcher stopped; rescanning periodically instead");
+                    status.set_mode("poll", Some("the file watcher stopped".into()));
+                    watch = None;
+                }
+            }
+        }
+        let now = Instant::now();
+        let due = schedule.take_due(now);
+        if !due.is_empty() {
+            writer.apply(&due);
+        }
+        if rescan || (watch.is_none() && now >= next_poll) {
+            writer.poll();
+            next_poll = Instant::now() + cfg.poll_interval;
+        }
+        status.pending.store(schedule.len(), Ordering::Relaxed);
+    }
+}
