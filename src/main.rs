@@ -11,6 +11,10 @@ fn main() -> ExitCode {
     init_logging();
     match cli::run(cli) {
         Ok(code) => code,
+        Err(e) if e.is::<cli::UsageError>() => {
+            eprintln!("error: {e}\n\nFor more information, try '--help'.");
+            ExitCode::from(2)
+        }
         Err(e) => {
             tracing::error!("{e:#}");
             eprintln!("conversation-search: {e:#}");

@@ -1,13 +1,12 @@
 //! The command line: `serve` (default), `search` and `list`, and how their options resolve
 //! into index roots.
 pub mod output;
+pub mod sources;
 
 use crate::corpus::writer::Writer;
 use crate::corpus::{Root, Shared, Snapshot};
 use crate::live::{self, LiveConfig};
 use crate::server::tools;
-use crate::transcript::claude::Claude;
-use crate::util::glob::Glob;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -55,6 +54,11 @@ pub struct GlobalArgs {
     /// file systems; also the automatic fallback when watching fails)
     #[arg(long, global = true)]
     pub poll: bool,
+    /// Index another agent's transcripts too: FORMAT (default location) or FORMAT:PATH;
+    /// repeatable. Formats: claude, openclaw, codex, gemini, opencode. Without it, Claude Code
+    /// under the projects directory only.
+    #[arg(long, global = true, value_name = "FORMAT[:PATH]", value_parser = sources::parse_source)]
+    pub source: Vec<sources::SourceArg>,
     /// Rescan interval when polling (milliseconds)
     #[arg(long, global = true, value_name = "MS", default_value_t = 5000)]
     pub poll_interval_ms: u64,
@@ -104,6 +108,9 @@ pub struct SearchArgs {
     /// Only this conversation.
     #[arg(long)]
     pub session_id: Option<String>,
+    /// Only transcripts of this agent (claude, openclaw, codex, gemini, opencode).
+    #[arg(long = "only-source", value_name = "FORMAT")]
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -117,41 +124,32 @@ pub struct ListArgs {
     /// Maximum number of sessions (1-100).
     #[arg(long, default_value_t = 50, allow_negative_numbers = true)]
     pub limit: i64,
+    /// Only sessions of this agent (claude, openclaw, codex, gemini, opencode).
+    #[arg(long = "only-source", value_name = "FORMAT")]
+    pub source: Option<String>,
 }
 
-/// The projects directory: the flag, else `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`.
-pub fn projects_dir(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = flag {
-        return Ok(dir);
-    }
-    if let Some(config) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(config).join("projects"));
-    }
-    let home = std::env::var_os("HOME")
-        .filter(|v| !v.is_empty())
-        .context("cannot find the projects directory: HOME is not set; pass --projects-dir DIR")?;
-    Ok(PathBuf::from(home).join(".claude").join("projects"))
-}
+/// A command line that names something unusable: reported like clap's errors (exit status 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
 
 fn roots(global: &GlobalArgs, pattern: Option<&str>) -> anyhow::Result<Vec<Root>> {
-    let dir = projects_dir(global.projects_dir.clone())?;
-    if dir.is_file() {
-        anyhow::bail!(
-            "--projects-dir `{}` is a file; pass the directory that holds the project folders",
-            dir.display()
-        );
+    let roots = sources::roots(
+        &global.source,
+        global.projects_dir.as_deref(),
+        pattern.unwrap_or("*"),
+    )
+    .map_err(UsageError)?;
+    for r in &roots {
+        if r.adapter.name() == crate::transcript::claude::FORMAT && !r.dir.exists() {
+            tracing::info!(
+                "projects directory `{}` does not exist yet; starting with an empty index",
+                r.dir.display()
+            );
+        }
     }
-    if !dir.exists() {
-        tracing::info!(
-            "projects directory `{}` does not exist yet; starting with an empty index",
-            dir.display()
-        );
-    }
-    Ok(vec![Root {
-        adapter: &Claude,
-        dir,
-        pattern: Glob::new(pattern.unwrap_or("*")),
-    }])
+    Ok(roots)
 }
 
 /// Builds the whole index synchronously (for one-shot commands).
@@ -174,6 +172,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 limit: Some(args.limit),
                 session_id: args.session_id,
                 project: args.project,
+                source: args.source,
             };
             Ok(output::print_result(tools::search::run(&snap, params)))
         }
@@ -181,6 +180,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let snap = build_once(roots(&cli.global, args.pattern.as_deref())?);
             let params = tools::list::ListParams {
                 project: args.project,
+                source: args.source,
                 limit: Some(args.limit),
             };
             Ok(output::print_result(tools::list::run(&snap, params)))

@@ -1,7 +1,7 @@
 //! Reading one transcript file incrementally: complete lines only (a half-written last line
 //! waits for its newline), resuming at the byte offset of the last complete line, and
 //! detecting files that shrank or whose already-read prefix changed.
-use crate::transcript::{ConvState, LineParser, SourceFile, adapter};
+use crate::transcript::{ConvState, LineParser, Reader, SourceFile, UnitReader, adapter};
 use crate::util::hash::Fnv64;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -29,16 +29,26 @@ pub enum ReadOutcome {
     Unchanged,
     /// New complete lines were read; the conversation(s) as they now stand.
     Appended(Vec<ConvState>),
+    /// A whole-unit file was re-read: conversations that changed (replaced whole) and the ids
+    /// of all conversations it now holds.
+    Replaced {
+        changed: Vec<ConvState>,
+        present: Vec<String>,
+    },
     /// The file shrank or its already-read bytes changed: it must be read again from scratch.
     Rewritten,
     /// The file no longer exists (or cannot be opened).
     Gone,
 }
 
+/// Size and mtime of the files that tell whether a whole unit changed.
+type Stamp = Vec<Option<(u64, Option<SystemTime>)>>;
+
 /// A file being followed.
 pub struct FileState {
     pub src: SourceFile,
-    parser: Box<dyn LineParser>,
+    parser: Option<Box<dyn LineParser>>,
+    unit: Option<(Box<dyn UnitReader>, Stamp)>,
     /// End of the last complete line read.
     pub offset: u64,
     /// Size and modification time at the last read.
@@ -70,13 +80,15 @@ fn fingerprint(file: &mut File, offset: u64) -> io::Result<Fingerprint> {
 
 impl FileState {
     pub fn new(src: SourceFile) -> Self {
-        let parser = match adapter(src.format) {
-            Some(a) => a.parser(&src),
-            None => unreachable!("source files are only created by registered adapters"),
+        let (parser, unit) = match adapter(src.format).map(|a| a.reader(&src)) {
+            Some(Reader::Lines(p)) => (Some(p), None),
+            Some(Reader::Unit(u)) => (None, Some((u, Stamp::new()))),
+            None => (None, None),
         };
         Self {
             src,
             parser,
+            unit,
             offset: 0,
             size: 0,
             mtime: None,
@@ -93,6 +105,9 @@ impl FileState {
 
     /// Cheap check: has the file's size or mtime moved since the last read?
     pub fn looks_changed(&self) -> bool {
+        if let Some((reader, stamp)) = &self.unit {
+            return stamp_of(&reader.stamp_paths(&self.src)) != *stamp;
+        }
         match std::fs::metadata(&self.src.path) {
             Ok(m) => m.len() != self.size || m.modified().ok() != self.mtime,
             Err(_) => true,
@@ -119,6 +134,9 @@ impl FileState {
     }
 
     fn try_read(&mut self) -> io::Result<ReadOutcome> {
+        if self.unit.is_some() {
+            return self.read_unit();
+        }
         let mut file = File::open(&self.src.path)?;
         let meta = file.metadata()?;
         if !meta.is_file() {
@@ -145,13 +163,43 @@ impl FileState {
             return Ok(ReadOutcome::Unchanged);
         }
         self.fingerprint = fingerprint(&mut file, self.offset)?;
-        Ok(ReadOutcome::Appended(self.parser.drain()))
+        Ok(ReadOutcome::Appended(
+            self.parser.as_mut().map(|p| p.drain()).unwrap_or_default(),
+        ))
+    }
+
+    /// Re-reads a whole unit when its stamp moved.
+    fn read_unit(&mut self) -> io::Result<ReadOutcome> {
+        let Some((reader, stamp)) = self.unit.as_mut() else {
+            return Ok(ReadOutcome::Unchanged);
+        };
+        let meta = std::fs::metadata(&self.src.path)?;
+        let now = stamp_of(&reader.stamp_paths(&self.src));
+        if now == *stamp {
+            return Ok(ReadOutcome::Unchanged);
+        }
+        let read = reader.read(&self.src)?;
+        *stamp = now;
+        self.size = meta.len();
+        self.mtime = meta.modified().ok();
+        self.offset = meta.len();
+        self.skipped = read.skipped;
+        if read.skipped > 0 && !self.warned {
+            self.warned = true;
+            tracing::warn!(path = %self.src.path.display(), skipped = read.skipped, "skipped unreadable records in `{}`", self.src.path.display());
+        }
+        Ok(ReadOutcome::Replaced {
+            changed: read.changed,
+            present: read.present,
+        })
     }
 
     fn finish_history(&mut self) {
         if !self.history_done {
             self.history_done = true;
-            self.parser.end_of_history();
+            if let Some(p) = self.parser.as_mut() {
+                p.end_of_history();
+            }
         }
     }
 
@@ -179,7 +227,10 @@ impl FileState {
                 let line = &buf[start..start + nl];
                 let line = line.strip_suffix(b"\r").unwrap_or(line);
                 let at = self.offset;
-                if let Err(e) = self.parser.feed_line(at, line) {
+                let Some(parser) = self.parser.as_mut() else {
+                    break;
+                };
+                if let Err(e) = parser.feed_line(at, line) {
                     new_skips += 1;
                     if first_error.is_none() {
                         first_error = Some((at, e.to_string()));
@@ -209,6 +260,17 @@ impl FileState {
         }
         Ok(())
     }
+}
+
+fn stamp_of(paths: &[std::path::PathBuf]) -> Stamp {
+    paths
+        .iter()
+        .map(|p| {
+            std::fs::metadata(p)
+                .ok()
+                .map(|m| (m.len(), m.modified().ok()))
+        })
+        .collect()
 }
 
 #[inline]

@@ -36,6 +36,22 @@ impl std::fmt::Debug for Root {
     }
 }
 
+/// Health of one source directory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceHealth {
+    pub format: &'static str,
+    pub path: PathBuf,
+    pub files: u64,
+    pub sessions: u64,
+    pub subagents: u64,
+    pub turns: u64,
+    pub skipped_lines: u64,
+    /// Files that were read but yielded no turn.
+    pub files_without_turns: u64,
+    /// Set when files were read but none yielded a turn (a format change upstream?).
+    pub warning: Option<String>,
+}
+
 /// Counters describing what the index holds and how it got there.
 #[derive(Debug, Clone, Default)]
 pub struct Stats {
@@ -50,6 +66,8 @@ pub struct Stats {
     pub files_removed: u64,
     pub files_added: u64,
     pub segments_merged: u64,
+    /// Per source directory, in `--source` order.
+    pub sources: Vec<SourceHealth>,
 }
 
 /// Everything a query needs, frozen at one point in time.

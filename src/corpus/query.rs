@@ -4,7 +4,7 @@
 use super::Snapshot;
 use super::catalog::{ConvId, Conversation};
 use crate::index::{self, Bm25, snippet};
-use crate::transcript::{Turn, adapter};
+use crate::transcript::{Reader, Turn, adapter};
 use crate::util::hash::FxHashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -21,6 +21,8 @@ pub struct SearchRequest {
     pub offset: usize,
     pub session_id: Option<String>,
     pub project: Option<String>,
+    /// Only conversations of this format.
+    pub source: Option<String>,
 }
 
 /// One search hit.
@@ -92,16 +94,23 @@ impl Snapshot {
             },
             None => None,
         };
-        let project_ok: Option<FxHashMap<ConvId, bool>> = req.project.as_ref().map(|p| {
-            let p = p.to_lowercase();
-            self.catalog
-                .iter()
-                .map(|c| (c.conv, self.catalog.project_matches(c, &p)))
-                .collect()
-        });
+        let project = req.project.as_ref().map(|p| p.to_lowercase());
+        let conv_ok: Option<FxHashMap<ConvId, bool>> = (project.is_some() || req.source.is_some())
+            .then(|| {
+                self.catalog
+                    .iter()
+                    .map(|c| {
+                        let ok = project
+                            .as_deref()
+                            .is_none_or(|p| self.catalog.project_matches(c, p))
+                            && req.source.as_deref().is_none_or(|s| c.source() == s);
+                        (c.conv, ok)
+                    })
+                    .collect()
+            });
         let accept = |_: usize, _: u32, meta: &index::DocMeta, _: u8| {
             only_conv.is_none_or(|c| c == meta.conv)
-                && project_ok
+                && conv_ok
                     .as_ref()
                     .is_none_or(|m| m.get(&meta.conv).copied().unwrap_or(false))
                 && self.catalog.get(meta.conv).is_some()
@@ -145,7 +154,13 @@ impl Snapshot {
     }
 
     /// Main sessions, newest activity first, with their sub-agent counts.
-    pub fn list(&self, project: Option<&str>, offset: usize, limit: usize) -> (usize, Vec<Listed>) {
+    pub fn list(
+        &self,
+        project: Option<&str>,
+        source: Option<&str>,
+        offset: usize,
+        limit: usize,
+    ) -> (usize, Vec<Listed>) {
         let mut subagents: FxHashMap<&str, usize> = FxHashMap::default();
         for c in self.catalog.iter().filter(|c| c.is_subagent()) {
             if let Some(p) = c.parent.as_deref() {
@@ -157,6 +172,7 @@ impl Snapshot {
             .catalog
             .iter()
             .filter(|c| !c.is_subagent())
+            .filter(|c| source.is_none_or(|s| c.source() == s))
             .filter(|c| {
                 filter
                     .as_deref()
@@ -195,21 +211,41 @@ impl Snapshot {
             return Ok(Vec::new());
         }
         let path = conv.file.path.display().to_string();
-        let (start, end) = conv
-            .byte_range(from, to)
-            .ok_or_else(|| ReadError::Changed { path: path.clone() })?;
         let io = |source| ReadError::Io {
             path: path.clone(),
             source,
         };
+        let Some(adapter) = adapter(conv.file.format) else {
+            return Err(ReadError::Changed { path });
+        };
+        let mut parser = match adapter.reader(&conv.file) {
+            Reader::Lines(p) => p,
+            Reader::Unit(mut unit) => {
+                // whole-unit formats: re-read the unit and take the conversation's turns
+                let read = unit.read(&conv.file).map_err(io)?;
+                let turns: Vec<Turn> = read
+                    .changed
+                    .into_iter()
+                    .find(|c| c.id == conv.id)
+                    .map(|s| s.completed.into_iter().chain(s.open).collect())
+                    .unwrap_or_default();
+                if turns.len() < to as usize {
+                    return Err(ReadError::Changed { path });
+                }
+                return Ok(turns
+                    .into_iter()
+                    .skip(from as usize)
+                    .take((to - from) as usize)
+                    .collect());
+            }
+        };
+        let (start, end) = conv
+            .byte_range(from, to)
+            .ok_or_else(|| ReadError::Changed { path: path.clone() })?;
         let mut file = File::open(&conv.file.path).map_err(io)?;
         file.seek(SeekFrom::Start(start)).map_err(io)?;
         let mut buf = Vec::with_capacity((end - start) as usize);
         file.take(end - start).read_to_end(&mut buf).map_err(io)?;
-        let Some(adapter) = adapter(conv.file.format) else {
-            return Err(ReadError::Changed { path });
-        };
-        let mut parser = adapter.parser(&conv.file);
         let mut offset = start;
         for line in buf.split(|&b| b == b'\n') {
             let _ = parser.feed_line(offset, line.strip_suffix(b"\r").unwrap_or(line));

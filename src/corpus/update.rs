@@ -3,7 +3,7 @@
 //! bytes that changed, not the size of the corpus.
 use super::ingest::{FileState, ReadOutcome};
 use super::writer::{Batch, FileEntry, Writer};
-use crate::transcript::{SourceFile, Turn};
+use crate::transcript::{ConvState, SourceFile, Turn};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -139,6 +139,42 @@ impl Writer {
         true
     }
 
+    /// Applies one conversation's new state read from `entry`. With `single`, a file holding
+    /// one conversation keeps its internal id even when the public id changes (a sub-agent
+    /// whose parent became known).
+    fn apply_state(
+        &mut self,
+        entry: &mut FileEntry,
+        state: ConvState,
+        single: bool,
+        batch: &mut Batch,
+        kills: &mut Vec<(u64, u32)>,
+    ) {
+        let conv = match entry.convs.iter().find(|(k, _)| *k == state.id) {
+            Some(&(_, c)) => c,
+            None if single => {
+                entry.convs[0].0 = state.id.clone();
+                entry.convs[0].1
+            }
+            None => {
+                let c = self.next_conv;
+                self.next_conv += 1;
+                entry.convs.push((state.id.clone(), c));
+                c
+            }
+        };
+        let new_turns: Vec<Turn> = state
+            .completed
+            .iter()
+            .chain(state.open.as_ref())
+            .cloned()
+            .collect();
+        self.update_conversation(entry, conv, state, kills);
+        for t in &new_turns {
+            batch.add(conv, t);
+        }
+    }
+
     /// Kills every document of a file and forgets its conversations.
     fn drop_file(&mut self, entry: &FileEntry, kills: &mut Vec<(u64, u32)>) {
         for &(_, conv) in &entry.convs {
@@ -166,30 +202,28 @@ impl Writer {
             }
             ReadOutcome::Appended(states) => {
                 self.stats.files_appended += 1;
+                let single = entry.convs.len() == 1 && states.len() == 1;
                 for state in states {
-                    let conv = match entry.convs.iter().find(|(k, _)| *k == state.id) {
-                        Some(&(_, c)) => c,
-                        None if entry.convs.len() == 1 => {
-                            entry.convs[0].0 = state.id.clone();
-                            entry.convs[0].1
-                        }
-                        None => {
-                            let c = self.next_conv;
-                            self.next_conv += 1;
-                            entry.convs.push((state.id.clone(), c));
-                            c
-                        }
-                    };
-                    let new_turns: Vec<Turn> = state
-                        .completed
-                        .iter()
-                        .chain(state.open.as_ref())
-                        .cloned()
-                        .collect();
-                    self.update_conversation(&entry, conv, state, kills);
-                    for t in &new_turns {
-                        batch.add(conv, t);
+                    self.apply_state(&mut entry, state, single, batch, kills);
+                }
+                self.files.insert(path.to_owned(), entry);
+                (true, false)
+            }
+            ReadOutcome::Replaced { changed, present } => {
+                self.stats.files_reread += 1;
+                for state in changed {
+                    self.apply_state(&mut entry, state, false, batch, kills);
+                }
+                let (keep, gone): (Vec<_>, Vec<_>) = entry
+                    .convs
+                    .drain(..)
+                    .partition(|(id, _)| present.contains(id));
+                entry.convs = keep;
+                for (_, conv) in gone {
+                    if let Some(book) = self.books.remove(&conv) {
+                        kills.extend(book.docs);
                     }
+                    self.catalog.remove(conv);
                 }
                 self.files.insert(path.to_owned(), entry);
                 (true, false)

@@ -3,7 +3,7 @@
 //! bookkeeping of where each turn's document lives, and publishes immutable snapshots.
 use super::catalog::{Catalog, ConvId, Conversation};
 use super::ingest::{FileState, ReadOutcome};
-use super::{Root, Shared, Snapshot, Stats};
+use super::{Root, Shared, Snapshot, SourceHealth, Stats};
 use crate::index::{IndexView, NewDoc, SegmentBuilder, Tokenizer};
 use crate::transcript::{ConvState, Role, SourceFile, Turn};
 use crate::util::hash::FxHashMap;
@@ -147,6 +147,7 @@ impl Writer {
                             let mut state = FileState::new(src.clone());
                             let convs = match state.read() {
                                 ReadOutcome::Appended(convs) => convs,
+                                ReadOutcome::Replaced { changed, .. } => changed,
                                 ReadOutcome::Unchanged => Vec::new(),
                                 ReadOutcome::Gone | ReadOutcome::Rewritten => continue,
                             };
@@ -271,11 +272,73 @@ impl Writer {
         self.view.add(seg);
     }
 
+    /// Files, conversations and turns per source directory.
+    fn source_health(&self) -> Vec<SourceHealth> {
+        let mut out: Vec<SourceHealth> = self
+            .roots
+            .iter()
+            .map(|r| SourceHealth {
+                format: r.adapter.name(),
+                path: r.dir.clone(),
+                ..SourceHealth::default()
+            })
+            .collect();
+        let keys: Vec<(&'static str, PathBuf)> =
+            out.iter().map(|h| (h.format, h.path.clone())).collect();
+        let index_of = |path: &std::path::Path, format: &str| {
+            keys.iter()
+                .position(|(f, p)| *f == format && path.starts_with(p))
+        };
+        let mut rows: Vec<(usize, u64, u64)> = Vec::new();
+        for entry in self.files.values() {
+            let Some(i) = index_of(&entry.src.path, entry.src.format) else {
+                continue;
+            };
+            let turns: u64 = entry
+                .convs
+                .iter()
+                .filter_map(|&(_, c)| self.catalog.get(c))
+                .map(|c| u64::from(c.turn_count))
+                .sum();
+            rows.push((i, turns, entry.state.skipped));
+        }
+        for conv in self.catalog.iter() {
+            if let Some(i) = index_of(&conv.file.path, conv.file.format) {
+                if conv.is_subagent() {
+                    out[i].subagents += 1;
+                } else {
+                    out[i].sessions += 1;
+                }
+            }
+        }
+        for (i, turns, skipped) in rows {
+            let h = &mut out[i];
+            h.files += 1;
+            h.turns += turns;
+            h.skipped_lines += skipped;
+            if turns == 0 {
+                h.files_without_turns += 1;
+            }
+        }
+        for h in &mut out {
+            if h.files > 0 && h.turns == 0 {
+                h.warning = Some(format!(
+                    "{} {} file(s) under `{}` were read but yielded no turns: the transcript format may have changed upstream; please report it",
+                    h.files,
+                    h.format,
+                    h.path.display()
+                ));
+            }
+        }
+        out
+    }
+
     pub(super) fn publish(&mut self, started: Instant) {
         self.generation += 1;
         self.stats.files = self.files.len() as u64;
         self.stats.bytes_indexed = self.files.values().map(|f| f.state.offset).sum();
         self.stats.skipped_lines = self.files.values().map(|f| f.state.skipped).sum();
+        self.stats.sources = self.source_health();
         self.stats.last_update_ms = started.elapsed().as_secs_f64() * 1000.0;
         self.shared.publish(Snapshot {
             generation: self.generation,

@@ -5,8 +5,8 @@
 //! every field we do not name are skipped by the JSON scanner without being materialised.
 use super::lenient::{self, Content, LBool, LStr};
 use super::{
-    Adapter, At, ConvMeta, ConvState, LineError, LineParser, Role, SourceFile, SummaryRecord,
-    ToolCall, ToolKind, TurnBuilder,
+    Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, Role, SourceFile,
+    SummaryRecord, ToolCall, ToolKind, TurnBuilder,
 };
 use crate::util::glob::Glob;
 use crate::util::hash::{Fnv64, FxHashSet};
@@ -17,6 +17,13 @@ use std::path::Path;
 
 /// The Claude Code adapter.
 pub struct Claude;
+
+impl Claude {
+    /// `~/.claude/projects` for the given home directory.
+    pub fn default_root_of(&self, home: &Path) -> std::path::PathBuf {
+        home.join(".claude").join("projects")
+    }
+}
 
 pub const FORMAT: &str = "claude";
 
@@ -107,8 +114,12 @@ impl Adapter for Claude {
         Some(path.with_file_name(format!("{agent}.jsonl")))
     }
 
-    fn parser(&self, file: &SourceFile) -> Box<dyn LineParser> {
-        Box::new(ClaudeParser::new(file))
+    fn default_root(&self, home: &Path) -> std::path::PathBuf {
+        self.default_root_of(home)
+    }
+
+    fn reader(&self, file: &SourceFile) -> Reader {
+        Reader::Lines(Box::new(ClaudeParser::new(file)))
     }
 }
 

@@ -139,10 +139,44 @@ pub trait LineParser: Send {
     fn end_of_history(&mut self) {}
 }
 
+/// What re-reading a whole unit found.
+#[derive(Debug, Clone, Default)]
+pub struct UnitRead {
+    /// Conversations whose content changed since the last read (all of them the first time),
+    /// each with every turn in `completed` (the whole conversation is replaced).
+    pub changed: Vec<ConvState>,
+    /// Ids of every conversation the unit holds now; indexed ones missing here are removed.
+    pub present: Vec<String>,
+    /// Records that could not be read.
+    pub skipped: u64,
+}
+
+/// A reader for transcripts that are not append-only lines (a JSON document, a database, a
+/// tree of files): the unit is re-read whole when it changes. Keep state between reads to
+/// report only conversations that changed.
+pub trait UnitReader: Send {
+    fn read(&mut self, file: &SourceFile) -> std::io::Result<UnitRead>;
+    /// Files whose size or mtime tell whether the unit changed (the unit's path by default;
+    /// e.g. a database and its `-wal` file).
+    fn stamp_paths(&self, file: &SourceFile) -> Vec<PathBuf> {
+        vec![file.path.clone()]
+    }
+}
+
+/// How a format's files are read.
+pub enum Reader {
+    /// Append-only JSONL, followed line by line from the last complete line.
+    Lines(Box<dyn LineParser>),
+    /// Re-read whole when changed.
+    Unit(Box<dyn UnitReader>),
+}
+
 /// A transcript format: where its files live and how to read them.
 pub trait Adapter: Sync {
     /// Format name used in `--source FORMAT:PATH` and as id prefix.
     fn name(&self) -> &'static str;
+    /// Where the agent keeps transcripts by default, given the home directory.
+    fn default_root(&self, home: &Path) -> PathBuf;
     /// Transcript files under `root` whose group matches `pattern`.
     fn discover(&self, root: &Path, pattern: &Glob) -> Vec<SourceFile>;
     /// Transcript files under `dir`, a directory inside `root` that just appeared or changed.
@@ -164,8 +198,8 @@ pub trait Adapter: Sync {
     fn transcript_for(&self, _path: &Path) -> Option<PathBuf> {
         None
     }
-    /// A fresh parser for one file.
-    fn parser(&self, file: &SourceFile) -> Box<dyn LineParser>;
+    /// A fresh reader for one file (or unit).
+    fn reader(&self, file: &SourceFile) -> Reader;
 }
 
 /// Every supported format. Add new adapters here.

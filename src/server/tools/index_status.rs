@@ -17,6 +17,23 @@ time, and where transcripts are read from. Use it when a search finds nothing.";
 #[schemars(crate = "rmcp::schemars")]
 pub struct StatusParams {}
 
+/// Health of one transcript source.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct SourceOut {
+    pub source: String,
+    pub path: String,
+    pub files: u64,
+    pub sessions: u64,
+    pub subagents: u64,
+    pub turns: u64,
+    pub skipped_lines: u64,
+    /// Files read that yielded no turn.
+    pub files_without_turns: u64,
+    /// Set when this source's files parse but yield no turns at all.
+    pub warning: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct StatusOut {
@@ -54,6 +71,10 @@ pub struct StatusOut {
     pub files_removed: u64,
     /// Index segments currently searched.
     pub segments: usize,
+    /// Per source directory.
+    pub sources: Vec<SourceOut>,
+    /// Warnings of sources whose files yield no turns.
+    pub warnings: Vec<String>,
 }
 
 pub fn run(snap: &Snapshot, _: StatusParams) -> Result<StatusOut, ToolError> {
@@ -100,6 +121,28 @@ pub fn run(snap: &Snapshot, _: StatusParams) -> Result<StatusOut, ToolError> {
         files_reread: snap.stats.files_reread,
         files_removed: snap.stats.files_removed,
         segments: snap.index.segs.len(),
+        sources: snap
+            .stats
+            .sources
+            .iter()
+            .map(|h| SourceOut {
+                source: h.format.to_owned(),
+                path: h.path.display().to_string(),
+                files: h.files,
+                sessions: h.sessions,
+                subagents: h.subagents,
+                turns: h.turns,
+                skipped_lines: h.skipped_lines,
+                files_without_turns: h.files_without_turns,
+                warning: h.warning.clone(),
+            })
+            .collect(),
+        warnings: snap
+            .stats
+            .sources
+            .iter()
+            .filter_map(|h| h.warning.clone())
+            .collect(),
     })
 }
 

@@ -18,6 +18,9 @@ pub struct ListParams {
     /// Only projects whose name, directory or cwd contains this (case-insensitive).
     #[serde(default)]
     pub project: Option<String>,
+    /// Only sessions of this agent: claude, openclaw, codex, gemini or opencode.
+    #[serde(default)]
+    pub source: Option<String>,
     /// Maximum number of sessions (1-100, default 50).
     #[serde(default)]
     pub limit: Option<i64>,
@@ -27,6 +30,8 @@ pub struct ListParams {
 #[schemars(crate = "rmcp::schemars")]
 pub struct ListedConversation {
     pub session_id: String,
+    /// Which agent wrote the transcript (claude, codex, ...).
+    pub source: String,
     pub project: String,
     pub summary: String,
     pub slug: Option<String>,
@@ -48,11 +53,13 @@ pub struct ListResponse {
 
 pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
     let limit = check_limit(p.limit, 50)?;
-    let (total, rows) = snap.list(p.project.as_deref(), 0, limit);
+    let source = super::check_source(p.source.as_deref())?;
+    let (total, rows) = snap.list(p.project.as_deref(), source.as_deref(), 0, limit);
     let conversations = rows
         .into_iter()
         .map(|r| ListedConversation {
             session_id: r.conv.id.clone(),
+            source: r.conv.source().to_owned(),
             project: r.project,
             summary: r.conv.meta.summary(),
             slug: r.conv.meta.slug.clone(),

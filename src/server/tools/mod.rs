@@ -38,3 +38,15 @@ pub fn check_offset(offset: Option<i64>) -> Result<usize, ToolError> {
 pub fn iso(ts: Option<i64>) -> Option<String> {
     ts.map(crate::util::time::format_iso)
 }
+
+/// Validates a `source` filter against the registered formats.
+pub fn check_source(source: Option<&str>) -> Result<Option<String>, ToolError> {
+    match source {
+        None => Ok(None),
+        Some(s) if crate::transcript::adapter(s).is_some() => Ok(Some(s.to_owned())),
+        Some(s) => Err(ToolError::new(format!(
+            "Unknown source `{s}`: use one of {}.",
+            crate::cli::sources::format_names()
+        ))),
+    }
+}

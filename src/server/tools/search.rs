@@ -30,6 +30,9 @@ pub struct SearchParams {
     /// Only search projects whose name, directory or cwd contains this (case-insensitive).
     #[serde(default)]
     pub project: Option<String>,
+    /// Only search transcripts of this agent: claude, openclaw, codex, gemini or opencode.
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -37,6 +40,8 @@ pub struct SearchParams {
 pub struct SearchResult {
     /// Conversation id: pass it to read_turn / read_conversation.
     pub session_id: String,
+    /// Which agent wrote the transcript (claude, codex, ...).
+    pub source: String,
     pub project: String,
     pub turn_number: u32,
     /// BM25 score, rounded to 4 decimals.
@@ -78,6 +83,7 @@ pub fn run(snap: &Snapshot, p: SearchParams) -> Result<SearchResponse, ToolError
         offset: 0,
         session_id: p.session_id.clone(),
         project: p.project.clone(),
+        source: super::check_source(p.source.as_deref())?,
     };
     if let Some(id) = &p.session_id {
         if snap.catalog.by_id(id).is_none() {
@@ -92,6 +98,7 @@ pub fn run(snap: &Snapshot, p: SearchParams) -> Result<SearchResponse, ToolError
         .into_iter()
         .map(|h| SearchResult {
             session_id: h.conv.id.clone(),
+            source: h.conv.source().to_owned(),
             project: h.project,
             turn_number: h.turn,
             score: h.score,
