@@ -27,7 +27,7 @@ pub struct Conversation {
 
 impl Conversation {
     pub fn is_subagent(&self) -> bool {
-        matches!(self.file.role, Role::Subagent { .. })
+        matches!(self.file.role, Role::Subagent { .. }) || self.meta.parent_id.is_some()
     }
 
     pub fn source(&self) -> &'static str {
@@ -43,15 +43,21 @@ impl Conversation {
 
     pub fn agent_type(&self) -> Option<&str> {
         match &self.file.role {
-            Role::Subagent { agent_type, .. } => agent_type.as_deref(),
-            Role::Session { .. } => None,
+            Role::Subagent {
+                agent_type: Some(t),
+                ..
+            } => Some(t),
+            _ => self.meta.agent_type.as_deref(),
         }
     }
 
     pub fn agent_description(&self) -> Option<&str> {
         match &self.file.role {
-            Role::Subagent { description, .. } => description.as_deref(),
-            Role::Session { .. } => None,
+            Role::Subagent {
+                description: Some(d),
+                ..
+            } => Some(d),
+            _ => self.meta.agent_description.as_deref(),
         }
     }
 

@@ -235,7 +235,7 @@ impl Writer {
             Role::Subagent { parent, .. } => parent
                 .clone()
                 .or_else(|| state.meta.recorded_session_id.clone()),
-            Role::Session { .. } => None,
+            Role::Session { .. } => state.meta.parent_id.clone(),
         };
         if state.turn_count == 0 {
             self.catalog.remove(conv);

@@ -40,6 +40,13 @@ pub struct ConvMeta {
     pub summaries: Vec<SummaryRecord>,
     /// User text of the first turn that has any (fallback summary).
     pub first_prompt: Option<String>,
+    /// Parent conversation id (already prefixed) when this conversation is a sub-agent or
+    /// child session recorded inside a multi-conversation unit (e.g. OpenCode's database).
+    /// Files that are sub-agent transcripts say so through [`Role::Subagent`] instead.
+    pub parent_id: Option<String>,
+    /// Sub-agent type and description, when the format records them per conversation.
+    pub agent_type: Option<String>,
+    pub agent_description: Option<String>,
 }
 
 /// Longest fallback summary taken from the first prompt, in characters.
