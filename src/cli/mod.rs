@@ -173,6 +173,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 session_id: args.session_id,
                 project: args.project,
                 source: args.source,
+                ..Default::default()
             };
             Ok(output::print_result(tools::search::run(&snap, params)))
         }
@@ -182,6 +183,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 project: args.project,
                 source: args.source,
                 limit: Some(args.limit),
+                ..Default::default()
             };
             Ok(output::print_result(tools::list::run(&snap, params)))
         }

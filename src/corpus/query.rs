@@ -2,16 +2,32 @@
 //! These are the domain behind the MCP tools and the CLI; they validate nothing the caller
 //! already checked and return plain data.
 use super::Snapshot;
-use super::catalog::{ConvId, Conversation};
-use crate::index::{self, Bm25, snippet};
+use super::catalog::Conversation;
+use crate::index::segment::{FIELD_ASSISTANT, FIELD_USER};
+use crate::index::{self, Bm25, Hit, Tokenizer, facts, snippet};
 use crate::transcript::{Reader, Turn, adapter};
-use crate::util::hash::FxHashMap;
+use crate::util::hash::{FxHashMap, FxHashSet};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 /// Characters of turn text shown in a search result.
 pub const SNIPPET_CHARS: usize = 300;
+
+/// Where the query must match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchRole {
+    User,
+    Assistant,
+}
+
+/// Result order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortOrder {
+    #[default]
+    Relevance,
+    Recent,
+}
 
 /// A search request, validated.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +39,16 @@ pub struct SearchRequest {
     pub project: Option<String>,
     /// Only conversations of this format.
     pub source: Option<String>,
+    /// Epoch-ms bounds on the turn's timestamp (inclusive since, exclusive until).
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    pub git_branch: Option<String>,
+    pub role: Option<MatchRole>,
+    /// Only turns that used this tool (case-insensitive name).
+    pub tool: Option<String>,
+    /// Only turns whose tool calls touched a path containing this (case-insensitive).
+    pub file: Option<String>,
+    pub sort: SortOrder,
 }
 
 /// One search hit.
@@ -34,12 +60,29 @@ pub struct SearchHit {
     pub score: f64,
     pub timestamp: Option<i64>,
     pub snippet: String,
+    /// The query's keywords, phrases and prefixes this turn matched.
+    pub matched_terms: Vec<String>,
+    /// True when the terms occur only in tool names, file paths or commands.
+    pub tools_only: bool,
 }
 
 #[derive(Debug, Clone)]
 pub struct SearchOutcome {
     pub total: usize,
     pub hits: Vec<SearchHit>,
+    /// False when the plan had nothing to search for (e.g. only exclusions).
+    pub searchable: bool,
+}
+
+/// Filters of `list_conversations`.
+#[derive(Debug, Clone, Default)]
+pub struct ListRange<'a> {
+    pub project: Option<&'a str>,
+    pub source: Option<&'a str>,
+    /// Sessions active at or after (last timestamp).
+    pub since: Option<i64>,
+    /// Sessions started before (first timestamp).
+    pub until: Option<i64>,
 }
 
 /// One row of `list_conversations`.
@@ -48,6 +91,18 @@ pub struct Listed {
     pub conv: Arc<Conversation>,
     pub project: String,
     pub subagent_count: usize,
+}
+
+/// One row of `find_file_history`.
+#[derive(Debug, Clone)]
+pub struct FileTouch {
+    pub conv: Arc<Conversation>,
+    pub project: String,
+    pub turn: u32,
+    pub timestamp: Option<i64>,
+    pub path: String,
+    /// Operations on the path in that turn, strongest last (read < edit < write).
+    pub ops: Vec<u8>,
 }
 
 /// Why turns could not be read back from their file.
@@ -64,14 +119,13 @@ pub enum ReadError {
     Changed { path: String },
 }
 
-/// The turn text a snippet is cut from: prompt, reply and tools line.
-pub fn turn_text(user: &str, assistant: &str, tools: &str) -> String {
-    [user, assistant, tools]
-        .iter()
-        .filter(|s| !s.is_empty())
-        .copied()
-        .collect::<Vec<_>>()
-        .join("\n")
+/// The prose of a turn a snippet is cut from: prompt and reply.
+pub fn prose(user: &str, assistant: &str) -> String {
+    match (user.is_empty(), assistant.is_empty()) {
+        (false, false) => format!("{user}\n{assistant}"),
+        (false, true) => user.to_owned(),
+        _ => assistant.to_owned(),
+    }
 }
 
 impl Snapshot {
@@ -80,103 +134,277 @@ impl Snapshot {
         self.catalog.project_name(conv)
     }
 
-    pub fn search(&self, req: &SearchRequest) -> SearchOutcome {
-        let plan = index::query::parse(&req.query);
-        let only_conv: Option<ConvId> = match &req.session_id {
-            Some(id) => match self.catalog.by_id(id) {
-                Some(c) => Some(c.conv),
-                None => {
-                    return SearchOutcome {
-                        total: 0,
-                        hits: Vec::new(),
-                    };
-                }
-            },
-            None => None,
-        };
+    /// Per-conversation verdict of the conversation-level filters (None: no such filter).
+    fn conv_filter(&self, req: &SearchRequest) -> Option<Vec<bool>> {
+        let only = req
+            .session_id
+            .as_deref()
+            .map(|id| self.catalog.by_id(id).map(|c| c.conv));
+        if req.project.is_none()
+            && req.source.is_none()
+            && req.git_branch.is_none()
+            && only.is_none()
+        {
+            return None;
+        }
         let project = req.project.as_ref().map(|p| p.to_lowercase());
-        let conv_ok: Option<FxHashMap<ConvId, bool>> = (project.is_some() || req.source.is_some())
-            .then(|| {
-                self.catalog
-                    .iter()
-                    .map(|c| {
-                        let ok = project
-                            .as_deref()
-                            .is_none_or(|p| self.catalog.project_matches(c, p))
-                            && req.source.as_deref().is_none_or(|s| c.source() == s);
-                        (c.conv, ok)
-                    })
-                    .collect()
-            });
-        let accept = |_: usize, _: u32, meta: &index::DocMeta, _: u8| {
-            only_conv.is_none_or(|c| c == meta.conv)
-                && conv_ok
-                    .as_ref()
-                    .is_none_or(|m| m.get(&meta.conv).copied().unwrap_or(false))
-                && self.catalog.get(meta.conv).is_some()
+        let branch = req.git_branch.as_ref().map(|b| b.to_lowercase());
+        let mut ok = vec![
+            false;
+            self.catalog
+                .iter()
+                .map(|c| c.conv as usize + 1)
+                .max()
+                .unwrap_or(0)
+        ];
+        for c in self.catalog.iter() {
+            ok[c.conv as usize] = only.is_none_or(|o| o == Some(c.conv))
+                && project
+                    .as_deref()
+                    .is_none_or(|p| self.catalog.project_matches(c, p))
+                && req.source.as_deref().is_none_or(|s| c.source() == s)
+                && branch.as_deref().is_none_or(|b| {
+                    c.meta
+                        .git_branch
+                        .as_deref()
+                        .is_some_and(|g| g.to_lowercase() == b)
+                });
+        }
+        Some(ok)
+    }
+
+    pub fn search(&self, req: &SearchRequest) -> SearchOutcome {
+        let mut tok = Tokenizer::new();
+        let plan = index::query::parse(&req.query, &mut tok);
+        if plan.is_empty() {
+            return SearchOutcome {
+                total: 0,
+                hits: Vec::new(),
+                searchable: false,
+            };
+        }
+        let conv_ok = self.conv_filter(req);
+        let conv_passes = |c: u32| {
+            conv_ok
+                .as_ref()
+                .is_none_or(|ok| ok.get(c as usize).copied().unwrap_or(false))
         };
-        let key = |h: &index::Hit| {
+        let tool = req.tool.as_ref().map(|t| t.to_lowercase());
+        let file = req.file.as_ref().map(|f| f.to_lowercase());
+        let role_bit = req.role.map(|r| match r {
+            MatchRole::User => 1u8 << FIELD_USER,
+            MatchRole::Assistant => 1u8 << FIELD_ASSISTANT,
+        });
+        let mut seen_dups: FxHashSet<u64> = FxHashSet::default();
+        let accept = |si: usize, d: u32, meta: &index::DocMeta, fields: u8| {
+            if !conv_passes(meta.conv) || self.catalog.get(meta.conv).is_none() {
+                return false;
+            }
+            if req.since.is_some_and(|s| meta.timestamp < s)
+                || req.until.is_some_and(|u| meta.timestamp >= u)
+            {
+                return false;
+            }
+            if role_bit.is_some_and(|bit| fields & bit == 0) {
+                return false;
+            }
+            if tool.is_some() || file.is_some() {
+                let tools = self.index.segs[si].seg.text(d).tools;
+                if let Some(t) = &tool {
+                    if !facts::tool_names(tools).any(|n| n.to_lowercase() == *t) {
+                        return false;
+                    }
+                }
+                if let Some(f) = &file {
+                    if !facts::files(tools).any(|(_, p)| p.to_lowercase().contains(f.as_str())) {
+                        return false;
+                    }
+                }
+            }
+            // a turn copied into several files (resume, fork) counts once
+            meta.dup_key == 0 || seen_dups.insert(meta.dup_key)
+        };
+        let key = |h: &Hit| {
             let meta = self.index.segs[h.seg].seg.doc(h.doc);
             let id = self.catalog.get(meta.conv).map_or("", |c| c.id.as_str());
             (id, meta.turn)
         };
+        let ts = |h: &Hit| self.index.segs[h.seg].seg.doc(h.doc).timestamp;
         let want = req.offset + req.limit;
-        let (total, top) = index::evaluate(
-            &self.index,
-            &plan,
-            &Bm25::default(),
-            accept,
-            want,
-            |a, b| key(a).cmp(&key(b)),
-        );
+        let params = Bm25::default();
+        let (total, top) = match req.sort {
+            SortOrder::Relevance => {
+                index::evaluate(&self.index, &plan, &params, accept, want, |a, b| {
+                    index::scoring::by_score(a, b, |a, b| key(a).cmp(&key(b)))
+                })
+            }
+            SortOrder::Recent => {
+                index::evaluate(&self.index, &plan, &params, accept, want, |a, b| {
+                    ts(b).cmp(&ts(a)).then_with(|| key(a).cmp(&key(b)))
+                })
+            }
+        };
         let hits = top
             .into_iter()
             .skip(req.offset)
             .filter_map(|h| {
-                let seg = &self.index.segs[h.seg].seg;
-                let meta = seg.doc(h.doc);
+                let (seg, doc) = self.earliest_copy(h.seg, h.doc, &conv_passes);
+                let segment = &self.index.segs[seg].seg;
+                let meta = segment.doc(doc);
                 let conv = Arc::clone(self.catalog.get(meta.conv)?);
-                let text = seg.text(h.doc);
+                let text = segment.text(doc);
+                let snippet = snippet::centred(
+                    &prose(text.user, text.assistant),
+                    text.tools,
+                    &plan,
+                    SNIPPET_CHARS,
+                    &mut tok,
+                );
                 Some(SearchHit {
                     project: self.project_of(&conv),
                     conv,
                     turn: meta.turn,
                     score: index::scoring::quantize(h.score) as f64 / 10_000.0,
                     timestamp: (meta.timestamp != i64::MIN).then_some(meta.timestamp),
-                    snippet: snippet::head(
-                        &turn_text(text.user, text.assistant, text.tools),
-                        SNIPPET_CHARS,
-                    ),
+                    snippet: snippet.text,
+                    matched_terms: plan.matched_labels(h.groups),
+                    tools_only: snippet.tools_only,
                 })
             })
             .collect();
-        SearchOutcome { total, hits }
+        SearchOutcome {
+            total,
+            hits,
+            searchable: true,
+        }
+    }
+
+    /// Among live copies of a document (same duplicate key) in conversations that pass the
+    /// filter, the one in the earliest conversation (first timestamp, then id).
+    fn earliest_copy(&self, seg: usize, doc: u32, passes: &dyn Fn(u32) -> bool) -> (usize, u32) {
+        let key = self.index.segs[seg].seg.doc(doc).dup_key;
+        if key == 0 {
+            return (seg, doc);
+        }
+        let rank = |s: usize, d: u32| {
+            let c = self.catalog.get(self.index.segs[s].seg.doc(d).conv);
+            (
+                c.and_then(|c| c.meta.first_ts).unwrap_or(i64::MAX),
+                c.map(|c| c.id.clone()).unwrap_or_default(),
+            )
+        };
+        let mut best = (seg, doc);
+        let mut best_rank = rank(seg, doc);
+        for (si, sv) in self.index.segs.iter().enumerate() {
+            for d in sv.seg.docs_with_dup(key) {
+                if sv.dead.contains(d)
+                    || !passes(sv.seg.doc(d).conv)
+                    || self.catalog.get(sv.seg.doc(d).conv).is_none()
+                {
+                    continue;
+                }
+                let r = rank(si, d);
+                if r < best_rank {
+                    best_rank = r;
+                    best = (si, d);
+                }
+            }
+        }
+        best
+    }
+
+    /// Turns whose tool calls read or changed a path containing `needle` (case-insensitive),
+    /// newest first. Returns the total and one page.
+    pub fn file_history(
+        &self,
+        needle: &str,
+        since: Option<i64>,
+        offset: usize,
+        limit: usize,
+    ) -> (usize, Vec<FileTouch>) {
+        let needle = needle.to_lowercase();
+        // (conv, turn, path) -> ops; copies of a turn collapse to one key
+        let mut rows: FxHashMap<(u32, u32, String), (i64, Vec<u8>)> = FxHashMap::default();
+        let all = |_: u32| true;
+        for (si, sv) in self.index.segs.iter().enumerate() {
+            for (pi, path) in sv.seg.paths().iter().enumerate() {
+                if !path.to_lowercase().contains(&needle) {
+                    continue;
+                }
+                for &(_, d, op) in sv.seg.path_docs(pi as u32) {
+                    if sv.dead.contains(d) {
+                        continue;
+                    }
+                    let (s, doc) = self.earliest_copy(si, d, &all);
+                    let meta = self.index.segs[s].seg.doc(doc);
+                    if self.catalog.get(meta.conv).is_none()
+                        || since.is_some_and(|t| meta.timestamp < t)
+                    {
+                        continue;
+                    }
+                    let entry = rows
+                        .entry((meta.conv, meta.turn, path.to_string()))
+                        .or_insert((meta.timestamp, Vec::new()));
+                    if !entry.1.contains(&op) {
+                        entry.1.push(op);
+                    }
+                }
+            }
+        }
+        let mut out: Vec<FileTouch> = rows
+            .into_iter()
+            .filter_map(|((c, turn, path), (ts, mut ops))| {
+                let conv = Arc::clone(self.catalog.get(c)?);
+                ops.sort_unstable();
+                Some(FileTouch {
+                    project: self.project_of(&conv),
+                    conv,
+                    turn,
+                    timestamp: (ts != i64::MIN).then_some(ts),
+                    path,
+                    ops,
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            b.timestamp
+                .cmp(&a.timestamp)
+                .then_with(|| a.conv.id.cmp(&b.conv.id))
+                .then(a.turn.cmp(&b.turn))
+                .then_with(|| a.path.cmp(&b.path))
+        });
+        let total = out.len();
+        (total, out.into_iter().skip(offset).take(limit).collect())
     }
 
     /// Main sessions, newest activity first, with their sub-agent counts.
-    pub fn list(
-        &self,
-        project: Option<&str>,
-        source: Option<&str>,
-        offset: usize,
-        limit: usize,
-    ) -> (usize, Vec<Listed>) {
+    pub fn list(&self, range: &ListRange, offset: usize, limit: usize) -> (usize, Vec<Listed>) {
         let mut subagents: FxHashMap<&str, usize> = FxHashMap::default();
         for c in self.catalog.iter().filter(|c| c.is_subagent()) {
             if let Some(p) = c.parent.as_deref() {
                 *subagents.entry(p).or_default() += 1;
             }
         }
-        let filter = project.map(str::to_lowercase);
+        let project = range.project.map(str::to_lowercase);
         let mut rows: Vec<&Arc<Conversation>> = self
             .catalog
             .iter()
             .filter(|c| !c.is_subagent())
-            .filter(|c| source.is_none_or(|s| c.source() == s))
+            .filter(|c| range.source.is_none_or(|s| c.source() == s))
             .filter(|c| {
-                filter
+                project
                     .as_deref()
-                    .is_none_or(|f| self.catalog.project_matches(c, f))
+                    .is_none_or(|p| self.catalog.project_matches(c, p))
+            })
+            .filter(|c| {
+                range
+                    .since
+                    .is_none_or(|s| c.meta.last_ts.is_some_and(|t| t >= s))
+            })
+            .filter(|c| {
+                range
+                    .until
+                    .is_none_or(|u| c.meta.first_ts.is_some_and(|t| t < u))
             })
             .collect();
         rows.sort_by(|a, b| {

@@ -4,8 +4,8 @@
 use super::catalog::{Catalog, ConvId, Conversation};
 use super::ingest::{FileState, ReadOutcome};
 use super::{Root, Shared, Snapshot, SourceHealth, Stats};
-use crate::index::{IndexView, NewDoc, SegmentBuilder, Tokenizer};
-use crate::transcript::{ConvState, Role, SourceFile, Turn};
+use crate::index::{IndexView, NewDoc, SegmentBuilder, Tokenizer, facts};
+use crate::transcript::{ConvState, FileOp, Role, SourceFile, ToolKind, Turn};
 use crate::util::hash::FxHashMap;
 use crate::util::time::now_ms;
 use std::collections::BTreeMap;
@@ -38,14 +38,28 @@ pub(super) struct ConvBook {
     pub(super) docs: Vec<(u64, u32)>,
 }
 
-/// The text of a turn's tools field: tool names, sorted and unique.
+/// The text of a turn's tools field: tool names (sorted, unique), files touched and commands
+/// run (see [`crate::index::facts`]).
 pub fn tools_field(turn: &Turn) -> String {
     let names = turn.tool_names();
-    if names.is_empty() {
-        String::new()
-    } else {
-        format!("tools: {}", names.join(" "))
-    }
+    let files = turn
+        .tools
+        .iter()
+        .filter_map(|t| t.file_op())
+        .map(|(op, f)| {
+            let code = match op {
+                FileOp::Read => facts::OP_READ,
+                FileOp::Edit => facts::OP_EDIT,
+                FileOp::Write => facts::OP_WRITE,
+            };
+            (code, f)
+        });
+    let commands = turn
+        .tools
+        .iter()
+        .filter(|t| t.kind == ToolKind::Shell)
+        .filter_map(|t| t.command.as_deref());
+    facts::tools_field(&names, files, commands)
 }
 
 /// Documents added to a segment under construction, to be located once it is finished.

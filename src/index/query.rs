@@ -1,22 +1,213 @@
-//! Query parsing: turns what the agent typed into a [`Plan`] of scored terms.
+//! Query syntax: plain keywords (any may match, BM25-ranked), `"exact phrase"`, `-excluded`
+//! (a word or a `-"phrase"`), and `prefix*`. Malformed syntax (an unclosed quote) degrades to
+//! keywords; it is never an error.
 use super::scoring::{Plan, PlanTerm};
 use super::tokenizer::Tokenizer;
 
-/// Parses plain keywords: every term of the query is scored, any may match.
-pub fn parse(query: &str) -> Plan {
+/// Longest phrase or query kept, in bytes (an agent pasting a whole file is not a query).
+const MAX_QUERY_BYTES: usize = 4096;
+/// Shortest prefix accepted before `*`.
+const MIN_PREFIX_CHARS: usize = 2;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Word(String),
+    Phrase(String),
+    Excluded(String),
+    ExcludedPhrase(String),
+    Prefix(String),
+}
+
+/// Splits a query into pieces, honouring quotes.
+fn pieces(query: &str) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut rest = query;
+    if rest.len() > MAX_QUERY_BYTES {
+        let mut cut = MAX_QUERY_BYTES;
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        rest = &rest[..cut];
+    }
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            break;
+        }
+        let negated_phrase = rest.starts_with("-\"");
+        if rest.starts_with('"') || negated_phrase {
+            let body = &rest[if negated_phrase { 2 } else { 1 }..];
+            match body.find('"') {
+                Some(end) => {
+                    let phrase = body[..end].trim().to_owned();
+                    if !phrase.is_empty() {
+                        out.push(if negated_phrase {
+                            Piece::ExcludedPhrase(phrase)
+                        } else {
+                            Piece::Phrase(phrase)
+                        });
+                    }
+                    rest = &body[end + 1..];
+                }
+                None => {
+                    // unclosed quote: the rest is plain keywords
+                    rest = body;
+                }
+            }
+            continue;
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..end];
+        rest = &rest[end..];
+        let chars: Vec<char> = word.chars().collect();
+        if chars.len() >= 2 && chars[0] == '-' && chars[1].is_alphanumeric() {
+            out.push(Piece::Excluded(word[1..].to_owned()));
+        } else if let Some(stem) = word.strip_suffix('*') {
+            let stem = stem
+                .trim_start_matches(['-', '.', '/', ':', '\\'])
+                .trim_end_matches('*');
+            if stem.chars().count() >= MIN_PREFIX_CHARS {
+                out.push(Piece::Prefix(stem.to_lowercase()));
+            } else if !stem.is_empty() {
+                out.push(Piece::Word(stem.to_owned()));
+            }
+        } else {
+            out.push(Piece::Word(word.to_owned()));
+        }
+    }
+    out
+}
+
+/// Lowercases and reduces every run of non-alphanumeric characters to one space, with a space
+/// at both ends, so that phrase matching is a substring test on word boundaries.
+pub fn normalize_for_phrase(text: &str, out: &mut String) {
+    out.clear();
+    out.push(' ');
+    let mut space = true;
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
+            space = false;
+        } else if !space {
+            out.push(' ');
+            space = true;
+        }
+    }
+    if !space {
+        out.push(' ');
+    }
+}
+
+/// Parses a query into an evaluation plan.
+pub fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
     let mut plan = Plan::default();
-    let mut tok = Tokenizer::new();
-    tok.for_each_term(query, |t| {
-        if let Some(existing) = plan.terms.iter_mut().find(|p| p.text == t) {
+    let add = |plan: &mut Plan, term: &str, group: u16| {
+        if let Some(existing) = plan
+            .terms
+            .iter_mut()
+            .find(|p| p.text == term && p.group == group)
+        {
             existing.weight += 1.0;
         } else {
-            let group = plan.terms.len().min(63) as u16;
             plan.terms.push(PlanTerm {
-                text: t.to_owned(),
+                text: term.to_owned(),
                 group,
                 weight: 1.0,
             });
         }
-    });
+    };
+    for piece in pieces(query) {
+        match piece {
+            Piece::Word(w) => {
+                // one clause per keyword as typed: its whole form and parts score together
+                let mut terms = Vec::new();
+                tok.for_each_term(&w, |t| terms.push(t.to_owned()));
+                if terms.is_empty() {
+                    continue;
+                }
+                let group = match plan.labels.iter().position(|l| l.eq_ignore_ascii_case(&w)) {
+                    Some(g) => g as u16,
+                    None => plan.new_group(&w),
+                };
+                for t in terms {
+                    add(&mut plan, &t, group);
+                }
+            }
+            Piece::Phrase(p) => {
+                let mut terms = Vec::new();
+                tok.for_each_term(&p, |t| terms.push(t.to_owned()));
+                if terms.is_empty() {
+                    continue;
+                }
+                let group = plan.new_group(&format!("\"{p}\""));
+                plan.required |= 1u64 << group.min(63);
+                for t in terms {
+                    add(&mut plan, &t, group);
+                }
+                let mut norm = String::new();
+                normalize_for_phrase(&p, &mut norm);
+                plan.phrases.push(norm);
+            }
+            Piece::Excluded(w) => {
+                let mut first = None;
+                tok.for_each_term(&w, |t| {
+                    first.get_or_insert_with(|| t.to_owned());
+                });
+                if let Some(t) = first {
+                    plan.excluded.push(t);
+                }
+            }
+            Piece::ExcludedPhrase(p) => {
+                let mut norm = String::new();
+                normalize_for_phrase(&p, &mut norm);
+                if norm.trim().is_empty() {
+                    continue;
+                }
+                plan.excluded_phrases.push(norm);
+            }
+            Piece::Prefix(p) => {
+                let group = plan.new_group(&format!("{p}*"));
+                plan.prefixes.push((p, group));
+            }
+        }
+    }
     plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::tokenizer::TokenizerConfig;
+
+    fn plan(q: &str) -> Plan {
+        parse(q, &mut Tokenizer::with_config(TokenizerConfig::default()))
+    }
+
+    #[test]
+    fn parses_operators() {
+        let p = plan(r#"watchdog "exact phrase" -noise debounc* --max-staleness-ms"#);
+        assert!(p.terms.iter().any(|t| t.text == "watchdog"));
+        assert!(p.terms.iter().any(|t| t.text == "max-staleness-ms"));
+        assert_eq!(p.phrases, [" exact phrase "]);
+        assert_eq!(p.excluded, ["noise"]);
+        assert_eq!(p.prefixes.len(), 1);
+        assert_eq!(p.prefixes[0].0, "debounc");
+        assert_eq!(p.required.count_ones(), 1);
+    }
+
+    #[test]
+    fn unclosed_quote_degrades_to_keywords() {
+        let p = plan(r#""unclosed words here"#);
+        assert!(p.phrases.is_empty());
+        assert_eq!(p.terms.len(), 3);
+        assert_eq!(p.required, 0);
+    }
+
+    #[test]
+    fn excluded_phrase_and_repeats() {
+        let p = plan(r#"alpha alpha -"bad thing""#);
+        assert_eq!(p.terms.len(), 1);
+        assert_eq!(p.terms[0].weight, 2.0);
+        assert_eq!(p.excluded_phrases, [" bad thing "]);
+    }
 }

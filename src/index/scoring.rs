@@ -51,6 +51,35 @@ pub struct Plan {
     /// Bit per group that every match must hold.
     pub required: u64,
     pub excluded: Vec<String>,
+    /// Phrases every match must contain, normalised by `query::normalize_for_phrase`.
+    pub phrases: Vec<String>,
+    /// Phrases no match may contain, normalised likewise.
+    pub excluded_phrases: Vec<String>,
+    /// What the user wrote for each group (keyword, `"phrase"`, `prefix*`).
+    pub labels: Vec<String>,
+}
+
+impl Plan {
+    /// Starts a new clause labelled `label`; groups past 63 share the last bit.
+    pub fn new_group(&mut self, label: &str) -> u16 {
+        self.labels.push(label.to_owned());
+        (self.labels.len() - 1) as u16
+    }
+
+    /// True when nothing in the plan can match a document.
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty() && self.prefixes.is_empty()
+    }
+
+    /// Labels of the groups set in `groups`.
+    pub fn matched_labels(&self, groups: u64) -> Vec<String> {
+        self.labels
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| groups & (1u64 << (*i).min(63)) != 0)
+            .map(|(_, l)| l.clone())
+            .collect()
+    }
 }
 
 /// Most dictionary terms one prefix expands to, per segment (the most frequent ones).
@@ -69,6 +98,13 @@ pub struct Hit {
     pub fields: u8,
 }
 
+/// Relevance order: rounded score descending, then `tie` (a stable key order).
+pub fn by_score(a: &Hit, b: &Hit, tie: impl Fn(&Hit, &Hit) -> Ordering) -> Ordering {
+    quantize(b.score)
+        .cmp(&quantize(a.score))
+        .then_with(|| tie(a, b))
+}
+
 /// Score rounded to 4 decimals, as an integer for exact comparisons.
 pub fn quantize(score: f32) -> i64 {
     (f64::from(score) * 10_000.0).round() as i64
@@ -81,26 +117,37 @@ struct TermCursor<'a> {
     group: u16,
 }
 
+/// Whether a document's text passes the plan's phrase constraints.
+fn phrases_ok(plan: &Plan, text: &super::segment::DocText, scratch: &mut String) -> bool {
+    if plan.phrases.is_empty() && plan.excluded_phrases.is_empty() {
+        return true;
+    }
+    let joined = [text.user, text.assistant, text.tools].join("\n");
+    super::query::normalize_for_phrase(&joined, scratch);
+    plan.phrases.iter().all(|p| scratch.contains(p.as_str()))
+        && !plan
+            .excluded_phrases
+            .iter()
+            .any(|p| scratch.contains(p.as_str()))
+}
+
 /// Evaluates `plan` over `view`. `accept` sees each matching live document (and the fields it
 /// matched in) and decides whether it counts. Returns the number of accepted documents and the
-/// best `k` of them ordered by `order` (called with the rounded scores equal or not).
+/// best `k` of them in the order `rank` defines (see [`by_score`]).
 pub fn evaluate(
     view: &IndexView,
     plan: &Plan,
     params: &Bm25,
     mut accept: impl FnMut(usize, u32, &DocMeta, u8) -> bool,
     k: usize,
-    order: impl Fn(&Hit, &Hit) -> Ordering,
+    rank: impl Fn(&Hit, &Hit) -> Ordering,
 ) -> (usize, Vec<Hit>) {
     let n = view.live_docs.max(1);
     let avg = view.avg_len();
     let mut total = 0usize;
     let mut top: Vec<Hit> = Vec::new();
-    let cmp = |a: &Hit, b: &Hit| {
-        quantize(b.score)
-            .cmp(&quantize(a.score))
-            .then_with(|| order(a, b))
-    };
+    let cmp = &rank;
+    let mut scratch = String::new();
     let mut global_df = crate::util::hash::FxHashMap::<String, f32>::default();
     let mut idf_of = |term: &str| -> f32 {
         if let Some(&v) = global_df.get(term) {
@@ -185,6 +232,9 @@ pub fn evaluate(
                 }
                 x.doc == d
             }) {
+                continue;
+            }
+            if !phrases_ok(plan, &seg.text(d), &mut scratch) {
                 continue;
             }
             if !accept(si, d, meta, fields) {

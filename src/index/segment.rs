@@ -169,6 +169,12 @@ pub struct Segment {
     docs: Vec<DocMeta>,
     text: String,
     total_len: u64,
+    /// Distinct file paths touched by the documents' tool calls, sorted.
+    paths: Vec<Box<str>>,
+    /// (path index, document, op), sorted by path then document.
+    path_refs: Vec<(u32, u32, u8)>,
+    /// (duplicate key, document) for documents that have one, sorted.
+    dups: Vec<(u64, u32)>,
 }
 
 impl Segment {
@@ -252,6 +258,27 @@ impl Segment {
         self.term_id(term).map(|id| self.postings(id))
     }
 
+    /// Distinct file paths recorded in this segment, sorted.
+    pub fn paths(&self) -> &[Box<str>] {
+        &self.paths
+    }
+
+    /// Documents that touched path number `path` (index into [`Self::paths`]), with the op.
+    pub fn path_docs(&self, path: u32) -> &[(u32, u32, u8)] {
+        let lo = self.path_refs.partition_point(|r| r.0 < path);
+        let hi = self.path_refs.partition_point(|r| r.0 <= path);
+        &self.path_refs[lo..hi]
+    }
+
+    /// Documents whose duplicate key is `key`.
+    pub fn docs_with_dup(&self, key: u64) -> impl Iterator<Item = u32> + '_ {
+        let lo = self.dups.partition_point(|r| r.0 < key);
+        self.dups[lo..]
+            .iter()
+            .take_while(move |r| r.0 == key)
+            .map(|r| r.1)
+    }
+
     /// Approximate heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.term_bytes.capacity()
@@ -261,6 +288,9 @@ impl Segment {
             + self.postings.capacity()
             + self.docs.capacity() * std::mem::size_of::<DocMeta>()
             + self.text.capacity()
+            + self.paths.iter().map(|p| p.len() + 16).sum::<usize>()
+            + self.path_refs.capacity() * 12
+            + self.dups.capacity() * 16
     }
 }
 
@@ -306,6 +336,10 @@ pub struct SegmentBuilder {
     text: String,
     total_len: u64,
     tokenizer: Tokenizer,
+    path_ids: FxHashMap<Box<str>, u32>,
+    paths: Vec<Box<str>>,
+    path_refs: Vec<(u32, u32, u8)>,
+    dups: Vec<(u64, u32)>,
 }
 
 impl SegmentBuilder {
@@ -384,6 +418,21 @@ impl SegmentBuilder {
             self.prev_doc[i] = d;
             self.dfs[i] += 1;
         }
+        for (op, path) in super::facts::files(doc.fields[FIELD_TOOLS]) {
+            let id = match self.path_ids.get(path) {
+                Some(&id) => id,
+                None => {
+                    let id = self.paths.len() as u32;
+                    self.path_ids.insert(path.into(), id);
+                    self.paths.push(path.into());
+                    id
+                }
+            };
+            self.path_refs.push((id, d, op));
+        }
+        if let Some(key) = doc.dup_key.filter(|&k| k != 0) {
+            self.dups.push((key, d));
+        }
         self.total_len += u64::from(len);
         self.docs.push(DocMeta {
             conv: doc.conv,
@@ -402,8 +451,30 @@ impl SegmentBuilder {
         order.sort_unstable_by(|&a, &b| self.terms[a as usize].cmp(&self.terms[b as usize]));
         let total_term_bytes: usize = self.terms.iter().map(|t| t.len()).sum();
         let total_post: usize = self.lists.iter().map(Vec::len).sum();
+        let mut path_order: Vec<u32> = (0..self.paths.len() as u32).collect();
+        path_order.sort_unstable_by(|&a, &b| self.paths[a as usize].cmp(&self.paths[b as usize]));
+        let mut path_rank = vec![0u32; self.paths.len()];
+        for (rank, &p) in path_order.iter().enumerate() {
+            path_rank[p as usize] = rank as u32;
+        }
+        let mut path_refs: Vec<(u32, u32, u8)> = self
+            .path_refs
+            .iter()
+            .map(|&(p, d, op)| (path_rank[p as usize], d, op))
+            .collect();
+        path_refs.sort_unstable();
+        let mut old_paths = self.paths;
+        let paths: Vec<Box<str>> = path_order
+            .iter()
+            .map(|&p| std::mem::take(&mut old_paths[p as usize]))
+            .collect();
+        let mut dups = self.dups;
+        dups.sort_unstable();
         let mut seg = Segment {
             id,
+            paths,
+            path_refs,
+            dups,
             term_bytes: Vec::with_capacity(total_term_bytes),
             term_offsets: Vec::with_capacity(order.len() + 1),
             post_offsets: Vec::with_capacity(order.len() + 1),

@@ -57,11 +57,75 @@ enum Class {
     Space,
 }
 
+/// Tokenizer variants compared by the retrieval benchmark (`scripts/bench-retrieval`). The
+/// defaults are the measured winners; the variants are selected with the environment variable
+/// `CONVERSATION_SEARCH_TOKENIZER` (comma-separated: `whole-only`, `parts-only`, `stem`,
+/// `stopwords`) and exist for measurement, not for users.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenizerConfig {
+    /// Emit a compound's whole form (`src/index/mod.rs`, `notify_debouncer`).
+    pub whole: bool,
+    /// Emit a compound's parts (`src`, `index`, `notify`, `debouncer`).
+    pub parts: bool,
+    /// Stem English words (Snowball, through the `bm25` crate's tokenizer).
+    pub stem: bool,
+    /// Drop English stopwords (except negations).
+    pub stopwords: bool,
+}
+
+impl Default for TokenizerConfig {
+    fn default() -> Self {
+        Self {
+            whole: true,
+            parts: true,
+            stem: false,
+            stopwords: false,
+        }
+    }
+}
+
+impl TokenizerConfig {
+    /// The configuration selected by `CONVERSATION_SEARCH_TOKENIZER` (read once).
+    pub fn current() -> Self {
+        static CONFIG: std::sync::OnceLock<TokenizerConfig> = std::sync::OnceLock::new();
+        *CONFIG.get_or_init(|| {
+            let mut c = TokenizerConfig::default();
+            if let Ok(v) = std::env::var("CONVERSATION_SEARCH_TOKENIZER") {
+                for flag in v.split(',').map(str::trim) {
+                    match flag {
+                        "whole-only" => c.parts = false,
+                        "parts-only" => c.whole = false,
+                        "stem" => c.stem = true,
+                        "stopwords" => c.stopwords = true,
+                        _ => {}
+                    }
+                }
+            }
+            c
+        })
+    }
+}
+
+/// English stopwords dropped by the `stopwords` variant (negations are never dropped).
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+    "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this",
+    "to", "was", "will", "with", "i", "you", "we", "me", "my", "so", "do", "can",
+];
+
 /// Reusable tokenizer state (scratch buffers), so tokenizing allocates nothing per call.
-#[derive(Default)]
 pub struct Tokenizer {
     lower: String,
+    part: String,
     parts: Vec<(usize, usize)>,
+    config: TokenizerConfig,
+    stemmer: Option<bm25::DefaultTokenizer>,
+}
+
+impl Default for Tokenizer {
+    fn default() -> Self {
+        Self::with_config(TokenizerConfig::current())
+    }
 }
 
 impl Tokenizer {
@@ -69,8 +133,35 @@ impl Tokenizer {
         Self::default()
     }
 
+    pub fn with_config(config: TokenizerConfig) -> Self {
+        let stemmer = config.stem.then(|| {
+            bm25::DefaultTokenizer::builder()
+                .language_mode(bm25::Language::English)
+                .stemming(true)
+                .stopwords(false)
+                .normalization(false)
+                .build()
+        });
+        Self {
+            lower: String::new(),
+            part: String::new(),
+            parts: Vec::new(),
+            config,
+            stemmer,
+        }
+    }
+
+    pub fn config(&self) -> TokenizerConfig {
+        self.config
+    }
+
     /// Calls `emit` with every term of `text`, in order (a compound's whole form first).
     pub fn for_each_term(&mut self, text: &str, mut emit: impl FnMut(&str)) {
+        self.for_each_term_at(text, |t, _, _| emit(t));
+    }
+
+    /// Like [`Self::for_each_term`], with the byte range of `text` each term came from.
+    pub fn for_each_term_at(&mut self, text: &str, mut emit: impl FnMut(&str, usize, usize)) {
         let bytes = text.as_bytes();
         let n = bytes.len();
         let mut i = 0;
@@ -81,7 +172,7 @@ impl Tokenizer {
                 Class::Cjk => {
                     self.lower.clear();
                     lower_into(&text[i..i + len], &mut self.lower);
-                    emit(&self.lower);
+                    emit(&self.lower, i, i + len);
                     i += len;
                 }
                 Class::Word => {
@@ -107,35 +198,84 @@ impl Tokenizer {
                         }
                         break;
                     }
-                    self.compound(&text[start..end], &mut emit);
+                    self.compound(text, start, end, &mut emit);
                     i = end;
                 }
             }
         }
     }
 
-    /// Emits a compound: its parts, and the whole when it has more than one part.
-    fn compound(&mut self, s: &str, emit: &mut impl FnMut(&str)) {
+    /// Emits a compound `text[start..end]`: its parts, and the whole when it has more than one
+    /// part (as configured).
+    fn compound(
+        &mut self,
+        text: &str,
+        start: usize,
+        end: usize,
+        emit: &mut impl FnMut(&str, usize, usize),
+    ) {
+        let s = &text[start..end];
         self.parts.clear();
         split_parts(s, &mut self.parts);
         self.lower.clear();
         lower_into(s, &mut self.lower);
         if self.parts.len() == 1 {
             if self.lower.len() <= MAX_TERM_BYTES {
-                emit(&self.lower);
+                Self::word(
+                    &self.lower,
+                    self.config,
+                    self.stemmer.as_ref(),
+                    &mut self.part,
+                    &mut |t| emit(t, start, end),
+                );
             }
             return;
         }
-        if self.lower.len() <= MAX_COMPOUND_BYTES {
-            emit(&self.lower);
+        if (self.config.whole || !self.config.parts) && self.lower.len() <= MAX_COMPOUND_BYTES {
+            emit(&self.lower, start, end);
         }
-        let mut part = String::new();
+        if !self.config.parts {
+            return;
+        }
+        let mut lower_part = String::new();
         for &(a, b) in &self.parts {
             if b - a <= MAX_TERM_BYTES {
-                part.clear();
-                lower_into(&s[a..b], &mut part);
-                emit(&part);
+                lower_part.clear();
+                lower_into(&s[a..b], &mut lower_part);
+                Self::word(
+                    &lower_part,
+                    self.config,
+                    self.stemmer.as_ref(),
+                    &mut self.part,
+                    &mut |t| emit(t, start + a, start + b),
+                );
             }
+        }
+    }
+
+    /// Emits a single lowercased word, applying the stopword and stemming variants.
+    #[inline]
+    fn word(
+        w: &str,
+        config: TokenizerConfig,
+        stemmer: Option<&bm25::DefaultTokenizer>,
+        scratch: &mut String,
+        emit: &mut impl FnMut(&str),
+    ) {
+        if config.stopwords && STOPWORDS.contains(&w) {
+            return;
+        }
+        match stemmer {
+            Some(st) if w.bytes().all(|b| b.is_ascii_alphabetic()) => {
+                use bm25::Tokenizer as _;
+                scratch.clear();
+                match st.tokenize(w).into_iter().next() {
+                    Some(stem) => scratch.push_str(&stem),
+                    None => scratch.push_str(w),
+                }
+                emit(scratch);
+            }
+            _ => emit(w),
         }
     }
 
@@ -196,7 +336,7 @@ mod tests {
     use super::Tokenizer;
 
     fn terms(s: &str) -> Vec<String> {
-        Tokenizer::new().terms(s)
+        Tokenizer::with_config(super::TokenizerConfig::default()).terms(s)
     }
 
     #[test]
@@ -222,5 +362,45 @@ mod tests {
         assert_eq!(terms("end of sentence."), ["end", "of", "sentence"]);
         assert_eq!(terms("Größe ÜBER"), ["größe", "über"]);
         assert_eq!(terms("検索"), ["検", "索"]);
+    }
+
+    #[test]
+    fn reports_byte_ranges() {
+        let mut t = Tokenizer::with_config(super::TokenizerConfig::default());
+        let mut got = Vec::new();
+        t.for_each_term_at("see fooBar now", |term, a, b| {
+            got.push((term.to_owned(), a, b))
+        });
+        assert_eq!(
+            got,
+            [
+                ("see".into(), 0, 3),
+                ("foobar".into(), 4, 10),
+                ("foo".into(), 4, 7),
+                ("bar".into(), 7, 10),
+                ("now".into(), 11, 14)
+            ]
+        );
+    }
+
+    #[test]
+    fn variants_change_emitted_terms() {
+        use super::TokenizerConfig;
+        let mut t = Tokenizer::with_config(TokenizerConfig {
+            parts: false,
+            ..TokenizerConfig::default()
+        });
+        assert_eq!(t.terms("notify_debouncer"), ["notify_debouncer"]);
+        let mut t = Tokenizer::with_config(TokenizerConfig {
+            whole: false,
+            ..TokenizerConfig::default()
+        });
+        assert_eq!(t.terms("notify_debouncer"), ["notify", "debouncer"]);
+        let mut t = Tokenizer::with_config(TokenizerConfig {
+            stem: true,
+            stopwords: true,
+            ..TokenizerConfig::default()
+        });
+        assert_eq!(t.terms("the running tests not"), ["run", "test", "not"]);
     }
 }

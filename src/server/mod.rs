@@ -66,7 +66,8 @@ impl ConversationServer {
             + Self::list_router()
             + Self::read_turn_router()
             + Self::read_conversation_router()
-            + Self::status_router();
+            + Self::status_router()
+            + Self::file_history_router();
         Self {
             shared,
             tool_router,

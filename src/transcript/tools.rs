@@ -1,6 +1,10 @@
 //! Normalised tool calls: what every format adapter extracts from a call's arguments, the
 //! compact rendering `read_turn` returns, and the facts (files touched, commands) a turn keeps.
-use serde::Serialize;
+//! Also the lenient argument reader ([`ToolArgs`]) and name-to-kind table ([`kind_of`]) the
+//! non-Claude adapters share.
+use super::lenient::{self, LStr, Shape};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 /// What a tool does, independent of what a given agent calls it. Adapters map their tool
 /// names here (`Read`, `read`, `read_file` are all [`ToolKind::Read`]).
@@ -89,4 +93,262 @@ pub fn cut_chars(s: &str, max: usize) -> String {
     let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
     out.push('…');
     out
+}
+
+/// What a tool does, judged by the names agents other than Claude Code give their tools
+/// (OpenClaw/pi, Codex, Gemini CLI, …). Unknown names are [`ToolKind::Other`].
+pub fn kind_of(name: &str) -> ToolKind {
+    match name.to_ascii_lowercase().as_str() {
+        "read" | "read_file" | "read_many_files" | "view" | "readfile" => ToolKind::Read,
+        "write" | "write_file" | "create_file" | "writefile" => ToolKind::Write,
+        "edit" | "edit_file" | "replace" | "multi_edit" | "multiedit" | "str_replace"
+        | "apply_patch" => ToolKind::Edit,
+        "bash" | "exec" | "shell" | "shell_command" | "exec_command" | "local_shell"
+        | "run_shell_command" | "run_terminal" | "run_terminal_cmd" | "terminal" => ToolKind::Shell,
+        "grep" | "glob" | "search_file_content" | "find" | "rg" => ToolKind::Search,
+        "web_search" | "web_fetch" | "google_web_search" | "websearch" | "webfetch" => {
+            ToolKind::Web
+        }
+        "browser" => ToolKind::Browser,
+        "task" | "agent" | "spawn_agent" => ToolKind::Agent,
+        _ => ToolKind::Other,
+    }
+}
+
+/// Tool arguments as most agents name them, read leniently: every field is optional, a value of
+/// an unexpected type reads as absent, and large values (`content`) are only measured. Several
+/// spellings of one argument are tried in turn (`file_path`, `filePath`, `path`, `file`, …).
+#[derive(Deserialize, Default)]
+pub struct ToolArgs<'a> {
+    #[serde(borrow, default)]
+    file_path: LStr<'a>,
+    #[serde(rename = "filePath", borrow, default)]
+    file_path_camel: LStr<'a>,
+    #[serde(borrow, default)]
+    absolute_path: LStr<'a>,
+    #[serde(borrow, default)]
+    path: LStr<'a>,
+    #[serde(borrow, default)]
+    file: LStr<'a>,
+    #[serde(borrow, default)]
+    target_file: LStr<'a>,
+    #[serde(borrow, default)]
+    notebook_path: LStr<'a>,
+    #[serde(borrow, default)]
+    paths: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    content: LStr<'a>,
+    #[serde(borrow, default)]
+    file_text: LStr<'a>,
+    #[serde(borrow, default)]
+    command: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    cmd: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pattern: LStr<'a>,
+    #[serde(borrow, default)]
+    query: LStr<'a>,
+    #[serde(borrow, default)]
+    regex: LStr<'a>,
+    #[serde(borrow, default)]
+    url: LStr<'a>,
+    #[serde(rename = "targetUrl", borrow, default)]
+    target_url: LStr<'a>,
+    #[serde(borrow, default)]
+    prompt: LStr<'a>,
+    #[serde(borrow, default)]
+    action: LStr<'a>,
+    #[serde(borrow, default)]
+    subagent_type: LStr<'a>,
+    #[serde(borrow, default)]
+    agent_type: LStr<'a>,
+    #[serde(borrow, default)]
+    description: LStr<'a>,
+}
+
+fn first(fields: &[&LStr]) -> Option<String> {
+    fields.iter().find_map(|f| f.non_empty()).map(str::to_owned)
+}
+
+/// A command line from a string, or from an argument vector joined with spaces (a
+/// `bash -lc <script>` wrapper yields just the script).
+pub fn command_text(raw: &RawValue) -> Option<String> {
+    match lenient::shape(raw) {
+        Shape::String => lenient::string(raw).map(|c| c.into_owned()),
+        Shape::Array => {
+            let parts: Vec<LStr> = lenient::parse(raw)?;
+            let words: Vec<&str> = parts.iter().filter_map(LStr::as_deref).collect();
+            let shell = |w: &str| {
+                matches!(
+                    w.rsplit('/').next(),
+                    Some("bash" | "sh" | "zsh" | "dash" | "fish")
+                )
+            };
+            match words.as_slice() {
+                [] => None,
+                [sh, "-c" | "-lc" | "-ic", script] if shell(sh) => Some((*script).to_owned()),
+                _ => Some(words.join(" ")),
+            }
+        }
+        _ => None,
+    }
+}
+
+impl<'a> ToolArgs<'a> {
+    /// Arguments given as a JSON object (anything else reads as no arguments).
+    pub fn from_raw(raw: Option<&'a RawValue>) -> Self {
+        raw.filter(|r| lenient::shape(r) == Shape::Object)
+            .and_then(lenient::parse)
+            .unwrap_or_default()
+    }
+
+    /// Arguments given as a JSON-encoded string's contents.
+    pub fn from_json(text: &'a str) -> Self {
+        serde_json::from_str(text).unwrap_or_default()
+    }
+
+    /// The files the call names: a single path argument, else a `paths` list.
+    fn files(&self) -> Vec<String> {
+        let one = first(&[
+            &self.file_path,
+            &self.file_path_camel,
+            &self.absolute_path,
+            &self.target_file,
+            &self.notebook_path,
+            &self.path,
+            &self.file,
+        ]);
+        if let Some(f) = one {
+            return vec![f];
+        }
+        let list: Vec<LStr> = self.paths.and_then(lenient::parse).unwrap_or_default();
+        list.iter()
+            .filter_map(LStr::non_empty)
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The normalised call(s): one per file for a read of several `paths`, else one.
+    pub fn into_calls(self, id: Option<String>, name: &str, kind: ToolKind) -> Vec<ToolCall> {
+        let base = ToolCall {
+            id: id.clone(),
+            name: name.to_owned(),
+            kind,
+            ..ToolCall::default()
+        };
+        let mut call = base.clone();
+        match kind {
+            ToolKind::Read | ToolKind::Edit | ToolKind::Write => {
+                let files = self.files();
+                if kind == ToolKind::Read && files.len() > 1 {
+                    return files
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, f)| ToolCall {
+                            id: id.as_ref().map(|id| format!("{id}#{i}")),
+                            file: Some(f),
+                            ..base.clone()
+                        })
+                        .collect();
+                }
+                call.file = files.into_iter().next();
+                if kind == ToolKind::Write {
+                    call.chars = self
+                        .content
+                        .as_deref()
+                        .or(self.file_text.as_deref())
+                        .map(|c| c.chars().count() as u64);
+                }
+            }
+            ToolKind::Shell => {
+                call.command = self.command.or(self.cmd).and_then(command_text);
+            }
+            ToolKind::Search => call.pattern = first(&[&self.pattern, &self.query, &self.regex]),
+            ToolKind::Web => {
+                call.url = first(&[&self.url, &self.target_url]);
+                call.query = first(&[&self.query]);
+                if call.url.is_none() && call.query.is_none() {
+                    call.query = first(&[&self.prompt]);
+                }
+            }
+            ToolKind::Browser => call.action = first(&[&self.action]),
+            ToolKind::Agent => {
+                call.agent_type = first(&[&self.subagent_type, &self.agent_type]);
+                call.description = first(&[&self.description]);
+            }
+            ToolKind::Other => {}
+        }
+        vec![call]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calls(name: &str, args: &str) -> Vec<ToolCall> {
+        ToolArgs::from_json(args).into_calls(Some("c".into()), name, kind_of(name))
+    }
+
+    #[test]
+    fn reads_argument_spellings() {
+        assert_eq!(
+            calls("edit", r#"{"path":"/a.rs","oldText":"x","newText":"y"}"#)[0]
+                .file
+                .as_deref(),
+            Some("/a.rs")
+        );
+        assert_eq!(
+            calls("read_file", r#"{"absolute_path":"/b"}"#)[0]
+                .file
+                .as_deref(),
+            Some("/b")
+        );
+        let w = &calls("write_file", r#"{"file_path":"/c","content":"héllo"}"#)[0];
+        assert_eq!((w.file.as_deref(), w.chars), (Some("/c"), Some(5)));
+        let many = calls("read_many_files", r#"{"paths":["/x","/y"]}"#);
+        assert_eq!(many.len(), 2);
+        assert_eq!(many[1].id.as_deref(), Some("c#1"));
+        assert_eq!(
+            calls("exec", r#"{"command":"ls -la"}"#)[0]
+                .command
+                .as_deref(),
+            Some("ls -la")
+        );
+        assert_eq!(
+            calls("shell", r#"{"command":["bash","-lc","cargo test"]}"#)[0]
+                .command
+                .as_deref(),
+            Some("cargo test")
+        );
+        assert_eq!(
+            calls("shell", r#"{"command":["git","status"]}"#)[0]
+                .command
+                .as_deref(),
+            Some("git status")
+        );
+        assert_eq!(
+            calls("exec_command", r#"{"cmd":"rg foo"}"#)[0]
+                .command
+                .as_deref(),
+            Some("rg foo")
+        );
+        assert_eq!(
+            calls("web_fetch", r#"{"prompt":"summarise https://x.test"}"#)[0]
+                .query
+                .as_deref(),
+            Some("summarise https://x.test")
+        );
+        assert_eq!(
+            calls(
+                "browser",
+                r#"{"action":"navigate","targetUrl":"https://x.test"}"#
+            )[0]
+            .action
+            .as_deref(),
+            Some("navigate")
+        );
+        assert_eq!(calls("exec", r#"not json"#)[0].command, None);
+        assert_eq!(kind_of("mystery"), ToolKind::Other);
+    }
 }

@@ -1,4 +1,5 @@
 //! `index_status`: what the index holds, so an empty index can be told from "no match".
+use super::budget::{self, json_len};
 use super::iso;
 use crate::corpus::Snapshot;
 use crate::server::{ConversationServer, ToolError, input_schema, output_schema};
@@ -15,7 +16,11 @@ time, and where transcripts are read from. Use it when a search finds nothing.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct StatusParams {}
+pub struct StatusParams {
+    /// Most characters of JSON to return (500-60000, default 20000).
+    #[serde(default)]
+    pub max_chars: Option<i64>,
+}
 
 /// Health of one transcript source.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -77,7 +82,16 @@ pub struct StatusOut {
     pub warnings: Vec<String>,
 }
 
-pub fn run(snap: &Snapshot, _: StatusParams) -> Result<StatusOut, ToolError> {
+pub fn run(snap: &Snapshot, p: StatusParams) -> Result<StatusOut, ToolError> {
+    let max_chars = budget::check_max_chars(p.max_chars, budget::READ_DEFAULT)?;
+    let mut out = status(snap);
+    while json_len(&out) > max_chars && !out.sources.is_empty() {
+        out.sources.pop();
+    }
+    Ok(out)
+}
+
+fn status(snap: &Snapshot) -> StatusOut {
     let mut projects: Vec<String> = Vec::new();
     let (mut sessions, mut subagents) = (0, 0);
     for c in snap.catalog.iter() {
@@ -95,7 +109,7 @@ pub fn run(snap: &Snapshot, _: StatusParams) -> Result<StatusOut, ToolError> {
         .roots
         .iter()
         .find(|r| r.adapter.name() == crate::transcript::claude::FORMAT);
-    Ok(StatusOut {
+    StatusOut {
         projects: projects.len(),
         sessions,
         subagents,
@@ -143,7 +157,7 @@ pub fn run(snap: &Snapshot, _: StatusParams) -> Result<StatusOut, ToolError> {
             .iter()
             .filter_map(|h| h.warning.clone())
             .collect(),
-    })
+    }
 }
 
 #[tool_router(router = status_router, vis = "pub(crate)")]

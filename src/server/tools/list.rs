@@ -1,6 +1,8 @@
 //! `list_conversations`: main sessions, most recently active first.
-use super::{check_limit, iso};
+use super::budget::{self, json_len};
+use super::{check_limit, check_offset, check_source, check_time, iso};
 use crate::corpus::Snapshot;
+use crate::corpus::query::ListRange;
 use crate::server::{ConversationServer, ToolError, input_schema, output_schema};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, JsonObject};
@@ -10,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 pub const DESCRIPTION: &str = "List past sessions (main sessions only; sub-agent transcripts are \
 counted in subagent_count), most recently active first, with summary, project, time span, turn \
-count, cwd and git branch. Filter by project (substring of the project name, directory or cwd).";
+count, cwd and git branch. Filter by project (substring of the project name, directory or cwd), source (agent) and since/until (ISO date/datetime or an age like 7d); page with offset. Output is bounded by max_chars.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -24,6 +26,18 @@ pub struct ListParams {
     /// Maximum number of sessions (1-100, default 50).
     #[serde(default)]
     pub limit: Option<i64>,
+    /// Skip this many sessions (paging; default 0).
+    #[serde(default)]
+    pub offset: Option<i64>,
+    /// Only sessions active at or after this time: ISO date/datetime or an age like 7d.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only sessions that started before this time (a date includes that whole day).
+    #[serde(default)]
+    pub until: Option<String>,
+    /// Most characters of JSON to return (500-60000, default 20000).
+    #[serde(default)]
+    pub max_chars: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -47,17 +61,44 @@ pub struct ListedConversation {
 #[schemars(crate = "rmcp::schemars")]
 pub struct ListResponse {
     pub conversations: Vec<ListedConversation>,
-    /// Number of sessions matching before `limit` was applied.
+    /// Number of sessions matching before paging.
     pub total: usize,
+    pub offset: usize,
+    /// Offset of the next page, when more sessions exist.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+    /// True when sessions were left out to stay within max_chars.
+    pub truncated: bool,
+    pub complete: bool,
 }
 
 pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
     let limit = check_limit(p.limit, 50)?;
-    let source = super::check_source(p.source.as_deref())?;
-    let (total, rows) = snap.list(p.project.as_deref(), source.as_deref(), 0, limit);
-    let conversations = rows
-        .into_iter()
-        .map(|r| ListedConversation {
+    let offset = check_offset(p.offset)?;
+    let max_chars = budget::check_max_chars(p.max_chars, budget::READ_DEFAULT)?;
+    let source = check_source(p.source.as_deref())?;
+    let range = ListRange {
+        project: p
+            .project
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty()),
+        source: source.as_deref(),
+        since: check_time("since", p.since.as_deref(), false)?,
+        until: check_time("until", p.until.as_deref(), true)?,
+    };
+    let (total, rows) = snap.list(&range, offset, limit);
+    let mut resp = ListResponse {
+        conversations: Vec::new(),
+        total,
+        offset,
+        next_offset: None,
+        truncated: false,
+        complete: snap.complete,
+    };
+    let mut used = json_len(&resp) + 50;
+    for r in rows {
+        let row = ListedConversation {
             session_id: r.conv.id.clone(),
             source: r.conv.source().to_owned(),
             project: r.project,
@@ -69,12 +110,20 @@ pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
             cwd: r.conv.meta.cwd.clone(),
             git_branch: r.conv.meta.git_branch.clone(),
             subagent_count: r.subagent_count,
-        })
-        .collect();
-    Ok(ListResponse {
-        conversations,
-        total,
-    })
+        };
+        let len = json_len(&row) + 1;
+        if used + len > max_chars {
+            resp.truncated = true;
+            break;
+        }
+        used += len;
+        resp.conversations.push(row);
+    }
+    let shown = offset + resp.conversations.len();
+    if shown < total {
+        resp.next_offset = Some(shown);
+    }
+    Ok(resp)
 }
 
 #[tool_router(router = list_router, vis = "pub(crate)")]

@@ -1,6 +1,8 @@
 //! The MCP tools, one per file. Each file holds the tool's argument and result types (the
 //! wire contract and its JSON schemas), its validation, and a `run` function the MCP server and
-//! the CLI both call.
+//! the CLI both call. This module holds the argument checks and output budgets they share.
+pub mod budget;
+pub mod find_file_history;
 pub mod index_status;
 pub mod list;
 pub mod read_conversation;
@@ -8,6 +10,7 @@ pub mod read_turn;
 pub mod search;
 
 use super::ToolError;
+use crate::util::time::{now_ms, parse_iso, parse_relative};
 
 /// Largest `limit` any tool accepts; larger values are capped.
 pub const MAX_LIMIT: i64 = 100;
@@ -47,6 +50,29 @@ pub fn check_source(source: Option<&str>) -> Result<Option<String>, ToolError> {
         Some(s) => Err(ToolError::new(format!(
             "Unknown source `{s}`: use one of {}.",
             crate::cli::sources::format_names()
+        ))),
+    }
+}
+
+/// Parses a `since`/`until` bound: an ISO date (`2026-05-01`), an ISO datetime
+/// (`2026-05-01T10:00:00Z`) or a relative age (`7d`, `12h`, `30m`, `2w`) counted back from now.
+/// A date-only `until` includes that whole day.
+pub fn check_time(
+    name: &str,
+    value: Option<&str>,
+    end_of_day: bool,
+) -> Result<Option<i64>, ToolError> {
+    let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    if let Some(age) = parse_relative(v) {
+        return Ok(Some(now_ms() - age));
+    }
+    match parse_iso(v) {
+        Some(ms) if end_of_day && v.len() == 10 => Ok(Some(ms + 86_400_000)),
+        Some(ms) => Ok(Some(ms)),
+        None => Err(ToolError::new(format!(
+            "`{name}` must be an ISO date (2026-05-01), an ISO datetime (2026-05-01T10:00:00Z) or a relative age like 7d, 12h, 30m (got `{v}`)."
         ))),
     }
 }

@@ -1,4 +1,5 @@
 //! `read_conversation`: a page of consecutive turns of one conversation.
+use super::budget::{self, json_len};
 use super::read_turn::{TurnOut, find_conversation};
 use super::{check_limit, check_offset};
 use crate::corpus::Snapshot;
@@ -24,6 +25,10 @@ pub struct ReadConversationParams {
     /// Number of turns (1-100, default 10).
     #[serde(default)]
     pub limit: Option<i64>,
+    /// Most characters of JSON to return (500-60000, default 20000); long turns are shortened
+    /// (head and tail kept) and turns that do not fit are left for the next page.
+    #[serde(default)]
+    pub max_chars: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -37,18 +42,26 @@ pub struct ConversationOut {
     pub offset: usize,
     pub limit: usize,
     pub turns: Vec<TurnOut>,
+    /// Pass as `offset` to read the next turns, when more exist.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+    /// True when turns were shortened or left out to stay within max_chars.
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 pub fn run(snap: &Snapshot, p: ReadConversationParams) -> Result<ConversationOut, ToolError> {
     let conv = find_conversation(snap, &p.session_id)?;
     let offset = check_offset(p.offset)?;
     let limit = check_limit(p.limit, 10)?;
+    let max_chars = budget::check_max_chars(p.max_chars, budget::READ_DEFAULT)?;
     let from = offset.min(conv.turn_count as usize) as u32;
     let to = (offset + limit).min(conv.turn_count as usize) as u32;
     let turns = snap
         .read_turns(conv, from, to)
         .map_err(|e| ToolError::new(e.to_string()))?;
-    Ok(ConversationOut {
+    let mut out = ConversationOut {
         session_id: conv.id.clone(),
         project: snap.project_of(conv),
         cwd: conv.meta.cwd.clone(),
@@ -56,8 +69,40 @@ pub fn run(snap: &Snapshot, p: ReadConversationParams) -> Result<ConversationOut
         total_turns: conv.turn_count,
         offset,
         limit,
-        turns: turns.into_iter().map(|t| TurnOut::new(conv, t)).collect(),
-    })
+        turns: Vec::new(),
+        next_offset: None,
+        truncated: false,
+        note: None,
+    };
+    let envelope = json_len(&out) + 200;
+    let share = (max_chars.saturating_sub(envelope) / turns.len().max(1)).max(budget::MIN_CHARS);
+    let mut used = envelope;
+    for t in turns {
+        let turn = TurnOut::new(conv, t, share, 0);
+        let len = json_len(&turn) + 1;
+        if used + len > max_chars && !out.turns.is_empty() {
+            out.truncated = true;
+            break;
+        }
+        used += len;
+        out.truncated |= turn.truncated;
+        out.turns.push(turn);
+    }
+    let next = offset + out.turns.len();
+    if next < conv.turn_count as usize {
+        out.next_offset = Some(next);
+    }
+    if out.truncated {
+        out.note = Some(format!(
+            "shortened to stay within max_chars={max_chars}: long turns keep head and tail (read one whole with read_turn and char_offset){}",
+            match out.next_offset {
+                Some(n) if out.turns.len() < (to - from) as usize =>
+                    format!("; continue with offset={n}"),
+                _ => String::new(),
+            }
+        ));
+    }
+    Ok(out)
 }
 
 #[tool_router(router = read_conversation_router, vis = "pub(crate)")]

@@ -1,4 +1,5 @@
 //! `read_turn`: one turn re-read from its transcript file at full fidelity.
+use super::budget::{self, json_len};
 use super::iso;
 use crate::corpus::Snapshot;
 use crate::corpus::catalog::Conversation;
@@ -13,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 pub const DESCRIPTION: &str = "Read one turn of a past conversation in full: the user's prompt, \
 the assistant's reply and the tools it used (compactly: file, command, pattern...). Tool outputs \
-and thinking are not included. Use the session_id and turn_number from search_conversations.";
+and thinking are not included. Use the session_id and turn_number from search_conversations. Output is bounded by max_chars: a longer turn keeps its head and tail, marks the cut, and gives next_offset to pass back as char_offset.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -22,6 +23,14 @@ pub struct ReadTurnParams {
     pub session_id: String,
     /// Turn number (0-based).
     pub turn_number: i64,
+    /// Most characters of JSON to return (500-60000, default 20000). A longer turn keeps its
+    /// head and tail and says where to continue.
+    #[serde(default)]
+    pub max_chars: Option<i64>,
+    /// Read on from this character of the turn's text (prompt then reply), as given by
+    /// `next_offset` of a truncated answer.
+    #[serde(default)]
+    pub char_offset: Option<i64>,
 }
 
 /// A tool call, compactly.
@@ -102,18 +111,90 @@ pub struct TurnOut {
     pub user_text: String,
     pub assistant_text: String,
     pub tools_used: Vec<ToolUsed>,
+    /// True when text or tools were left out to stay within max_chars.
+    pub truncated: bool,
+    /// Characters of prompt plus reply in the whole turn.
+    pub total_chars: usize,
+    /// Pass as `char_offset` to read_turn to read on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl TurnOut {
-    pub fn new(conv: &Conversation, turn: Turn) -> Self {
-        TurnOut {
+    /// The turn within `max_chars` of JSON, starting at `char_offset` of its text.
+    pub fn new(conv: &Conversation, turn: Turn, max_chars: usize, char_offset: usize) -> Self {
+        let mut tools: Vec<ToolUsed> = turn.tools.iter().map(ToolUsed::from_call).collect();
+        let mut note = None;
+        // tools get at most a third of the budget
+        let tools_budget = max_chars / 3;
+        if json_len(&tools) > tools_budget {
+            let mut used = 2;
+            let mut keep = 0;
+            for t in &tools {
+                used += json_len(t) + 1;
+                if used > tools_budget {
+                    break;
+                }
+                keep += 1;
+            }
+            note = Some(format!(
+                "{} of {} tool calls left out to stay within max_chars",
+                tools.len() - keep,
+                tools.len()
+            ));
+            tools.truncate(keep);
+        }
+        let mut out = TurnOut {
             session_id: conv.id.clone(),
             turn_number: turn.number,
             timestamp: iso(turn.timestamp),
-            tools_used: turn.tools.iter().map(ToolUsed::from_call).collect(),
-            user_text: turn.user_text,
-            assistant_text: turn.assistant_text,
+            user_text: String::new(),
+            assistant_text: String::new(),
+            tools_used: tools,
+            truncated: note.is_some(),
+            total_chars: 0,
+            next_offset: None,
+            note,
+        };
+        // JSON escapes can make text longer than its characters: budget with a margin
+        let text_budget = max_chars.saturating_sub(json_len(&out) + 200) * 9 / 10;
+        let w = budget::window(
+            &[&turn.user_text, &turn.assistant_text],
+            char_offset,
+            text_budget.max(100),
+        );
+        let mut fields = w.fields.into_iter();
+        out.user_text = fields.next().unwrap_or_default();
+        out.assistant_text = fields.next().unwrap_or_default();
+        out.total_chars = w.total_chars;
+        out.next_offset = w.next_offset;
+        if w.truncated {
+            out.truncated = true;
+            if out.note.is_none() {
+                out.note = Some(match w.next_offset {
+                    Some(n) => format!(
+                        "text shortened to stay within max_chars; call read_turn with char_offset={n} to read on"
+                    ),
+                    None => "text shortened to stay within max_chars".to_owned(),
+                });
+            }
         }
+        // last resort for pathological escaping: shrink until it fits
+        while json_len(&out) > max_chars
+            && (!out.assistant_text.is_empty() || !out.user_text.is_empty())
+        {
+            let field = if out.assistant_text.len() >= out.user_text.len() {
+                &mut out.assistant_text
+            } else {
+                &mut out.user_text
+            };
+            let keep = field.chars().count() * 3 / 4;
+            *field = field.chars().take(keep).collect();
+            out.truncated = true;
+        }
+        out
     }
 }
 
@@ -144,7 +225,17 @@ pub fn run(snap: &Snapshot, p: ReadTurnParams) -> Result<TurnOut, ToolError> {
         .into_iter()
         .next()
         .ok_or_else(|| ToolError::new("the turn could not be read back; try again in a moment"))?;
-    Ok(TurnOut::new(conv, turn))
+    let max_chars = budget::check_max_chars(p.max_chars, budget::READ_DEFAULT)?;
+    let char_offset = match p.char_offset {
+        None => 0,
+        Some(o) if o >= 0 => o as usize,
+        Some(o) => {
+            return Err(ToolError::new(format!(
+                "`char_offset` must be 0 or more (got {o})."
+            )));
+        }
+    };
+    Ok(TurnOut::new(conv, turn, max_chars, char_offset))
 }
 
 #[tool_router(router = read_turn_router, vis = "pub(crate)")]

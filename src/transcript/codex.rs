@@ -1,0 +1,574 @@
+//! OpenAI Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, older flat
+//! `sessions/rollout-*.jsonl`): recursive discovery and a resumable line parser.
+//!
+//! Lines are `{timestamp, type, payload}` envelopes. The same user prompt and assistant reply
+//! arrive on up to three channels (`response_item` messages, `event_msg` user/agent messages and,
+//! from 0.148, `item_completed` items); each is indexed once. Injected context (environment,
+//! AGENTS.md, permissions, …), developer/system messages, reasoning and every tool output are
+//! never indexed. Turns of a rollout that replays its parent's history (forks, sub-agents) carry
+//! the same duplicate keys as the parent's, so search folds the copies.
+use super::claude::sorted_entries;
+use super::lenient::{self, Content, LStr};
+use super::tools::{ToolArgs, kind_of};
+use super::{
+    Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, Role, SourceFile,
+    SummaryRecord, ToolCall, ToolKind, TurnBuilder,
+};
+use crate::util::glob::Glob;
+use crate::util::hash::Fnv64;
+use crate::util::time::parse_iso;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::path::{Path, PathBuf};
+
+pub const FORMAT: &str = "codex";
+
+/// How deep below the root rollouts are looked for (`YYYY/MM/DD` plus slack).
+const MAX_DEPTH: usize = 5;
+
+/// The Codex CLI adapter.
+pub struct Codex;
+
+impl Adapter for Codex {
+    fn name(&self) -> &'static str {
+        FORMAT
+    }
+
+    fn default_root(&self, home: &Path) -> PathBuf {
+        home.join(".codex").join("sessions")
+    }
+
+    fn discover(&self, root: &Path, _pattern: &Glob) -> Vec<SourceFile> {
+        let mut out = Vec::new();
+        walk(root, 0, &mut out);
+        out.sort();
+        out
+    }
+
+    fn discover_under(&self, root: &Path, _pattern: &Glob, dir: &Path) -> Vec<SourceFile> {
+        let Ok(rel) = dir.strip_prefix(root) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        walk(dir, rel.iter().count(), &mut out);
+        out.sort();
+        out
+    }
+
+    fn classify(&self, root: &Path, _pattern: &Glob, path: &Path) -> Option<SourceFile> {
+        let depth = path.strip_prefix(root).ok()?.iter().count();
+        (1..=MAX_DEPTH + 1).contains(&depth).then(|| source(path))?
+    }
+
+    fn reader(&self, file: &SourceFile) -> Reader {
+        Reader::Lines(Box::new(CodexParser::new(file)))
+    }
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<SourceFile>) {
+    for e in sorted_entries(dir) {
+        if e.is_dir {
+            if depth < MAX_DEPTH {
+                walk(&e.path, depth + 1, out);
+            }
+        } else {
+            out.extend(source(&e.path));
+        }
+    }
+}
+
+/// `rollout-<YYYY-MM-DDThh-mm-ss>-<uuid>.jsonl` → a session whose id is the uuid (the file's
+/// `session_meta` id replaces it once read).
+fn source(path: &Path) -> Option<SourceFile> {
+    let name = path.file_name()?.to_str()?;
+    let stem = name.strip_prefix("rollout-")?.strip_suffix(".jsonl")?;
+    // the uuid is the last 36 characters when the name has the usual shape
+    let id = match stem.len().checked_sub(36).and_then(|i| stem.get(i..)) {
+        Some(uuid) if stem.len() > 37 && uuid.bytes().filter(|&b| b == b'-').count() == 4 => uuid,
+        _ => stem,
+    };
+    (!id.is_empty()).then(|| SourceFile {
+        path: path.to_owned(),
+        format: FORMAT,
+        group: None,
+        role: Role::Session {
+            id: format!("{FORMAT}:{id}"),
+        },
+    })
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: LStr<'a>,
+    #[serde(borrow, default)]
+    timestamp: LStr<'a>,
+    #[serde(borrow, default)]
+    payload: Option<&'a RawValue>,
+}
+
+/// The payload fields of every record type we read (all optional).
+#[derive(Deserialize, Default)]
+struct Payload<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: LStr<'a>,
+    #[serde(borrow, default)]
+    id: LStr<'a>,
+    #[serde(borrow, default)]
+    role: LStr<'a>,
+    /// A string or a list of blocks; read on demand so odd shapes never fail the line.
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    message: LStr<'a>,
+    #[serde(borrow, default)]
+    name: LStr<'a>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    input: LStr<'a>,
+    #[serde(borrow, default)]
+    call_id: LStr<'a>,
+    #[serde(borrow, default)]
+    action: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    cwd: LStr<'a>,
+    #[serde(borrow, default)]
+    git: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    forked_from_id: LStr<'a>,
+    #[serde(borrow, default)]
+    parent_thread_id: LStr<'a>,
+    #[serde(borrow, default)]
+    source: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    agent_role: LStr<'a>,
+    #[serde(borrow, default)]
+    agent_nickname: LStr<'a>,
+    #[serde(borrow, default)]
+    thread_name: LStr<'a>,
+    #[serde(borrow, default)]
+    item: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: LStr<'a>,
+    #[serde(borrow, default)]
+    text: LStr<'a>,
+}
+
+#[derive(Deserialize, Default)]
+struct Git<'a> {
+    #[serde(borrow, default)]
+    branch: LStr<'a>,
+}
+
+/// `source: {subagent: {thread_spawn: {parent_thread_id, agent_role}}}` of sub-agent rollouts.
+#[derive(Deserialize, Default)]
+struct Source<'a> {
+    #[serde(borrow, default)]
+    subagent: Option<Subagent<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+struct Subagent<'a> {
+    #[serde(borrow, default)]
+    thread_spawn: Option<Spawn<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+struct Spawn<'a> {
+    #[serde(borrow, default)]
+    parent_thread_id: LStr<'a>,
+    #[serde(borrow, default)]
+    agent_role: LStr<'a>,
+    #[serde(borrow, default)]
+    agent_nickname: LStr<'a>,
+}
+
+/// Channels the same prompt or reply can arrive on.
+const RESPONSE: u8 = 1;
+const EVENT: u8 = 2;
+const ITEM: u8 = 4;
+
+/// Text that Codex injects as a user message: context, instructions, notifications.
+const INJECTED: &[&str] = &[
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<INSTRUCTIONS>",
+    "<permissions instructions>",
+    "<turn_aborted>",
+    "<user_shell_command>",
+    "<skill>",
+    "<subagent_notification>",
+    "<subagents>",
+    "<plugins>",
+];
+
+fn is_injected(text: &str) -> bool {
+    let t = text.trim_start();
+    INJECTED.iter().any(|p| t.starts_with(p))
+}
+
+/// Text of `input_text` / `output_text` / `text` blocks, injected ones left out.
+fn block_text(content: Option<&RawValue>) -> String {
+    let content: Content<Block> = content.and_then(lenient::parse).unwrap_or_default();
+    match &content {
+        Content::Text(t) if !is_injected(t) => t.trim().to_owned(),
+        Content::Blocks(blocks) => blocks
+            .iter()
+            .filter(|b| {
+                matches!(
+                    b.kind.as_deref(),
+                    Some("input_text" | "output_text" | "text" | "Text")
+                )
+            })
+            .filter_map(|b| b.text.non_empty())
+            .filter(|t| !is_injected(t))
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Resumable parser for one rollout file.
+pub struct CodexParser {
+    fallback_id: String,
+    id: Option<String>,
+    meta: ConvMeta,
+    turns: TurnBuilder,
+    /// Id of the `session_meta` in effect and the running hash of its prompts: a replayed
+    /// history (which starts with the parent's `session_meta`) yields the parent's keys.
+    chain_session: Option<String>,
+    chain: u64,
+    /// The open turn: its prompt text, the channels that reported it, whether it has replies.
+    prompt: Option<(String, u8)>,
+    replied: bool,
+    /// Replies of the open turn: (channel, text hash, channels that repeated it).
+    replies: Vec<(u8, u64, u8)>,
+}
+
+impl CodexParser {
+    pub fn new(file: &SourceFile) -> Self {
+        let fallback_id = match &file.role {
+            Role::Session { id } => id.clone(),
+            Role::Subagent { agent_id, .. } => format!("{FORMAT}:{agent_id}"),
+        };
+        Self {
+            fallback_id,
+            id: None,
+            meta: ConvMeta::default(),
+            turns: TurnBuilder::default(),
+            chain_session: None,
+            chain: 0,
+            prompt: None,
+            replied: false,
+            replies: Vec::new(),
+        }
+    }
+
+    fn session_meta(&mut self, p: &Payload) {
+        let id = p.id.non_empty().map(str::to_owned);
+        if id.is_some() && id != self.chain_session {
+            self.chain_session = id.clone();
+            self.chain = 0;
+        }
+        // a new session segment: the next prompt is never a repeat of the open one
+        self.prompt = None;
+        if self.id.is_some() {
+            return;
+        }
+        self.id = id.map(|i| format!("{FORMAT}:{i}"));
+        self.meta.recorded_session_id = p.id.non_empty().map(str::to_owned);
+        self.meta.cwd = p.cwd.non_empty().map(str::to_owned);
+        let git: Git = p.git.and_then(lenient::parse).unwrap_or_default();
+        self.meta.git_branch = git.branch.non_empty().map(str::to_owned);
+        let spawn = p
+            .source
+            .and_then(lenient::parse::<Source>)
+            .and_then(|s| s.subagent)
+            .and_then(|s| s.thread_spawn)
+            .unwrap_or_default();
+        let parent = p
+            .forked_from_id
+            .non_empty()
+            .or(p.parent_thread_id.non_empty())
+            .or(spawn.parent_thread_id.non_empty());
+        self.meta.parent_id = parent.map(|p| format!("{FORMAT}:{p}"));
+        self.meta.agent_type = (p.agent_role.non_empty())
+            .or(spawn.agent_role.non_empty())
+            .map(str::to_owned);
+        self.meta.agent_description = (p.agent_nickname.non_empty())
+            .or(spawn.agent_nickname.non_empty())
+            .map(str::to_owned);
+    }
+
+    /// A user prompt from `channel`; a repeat of the open turn's prompt from another channel
+    /// before any reply is the same prompt.
+    fn prompt(&mut self, channel: u8, text: String, at: At) {
+        if text.is_empty() {
+            self.turns.touch(at.timestamp);
+            return;
+        }
+        if let Some((open, seen)) = &mut self.prompt {
+            if !self.replied && *seen & channel == 0 && *open == text {
+                *seen |= channel;
+                self.turns.touch(at.timestamp);
+                return;
+            }
+        }
+        let mut h = Fnv64::default();
+        h.update(self.chain_session.as_deref().unwrap_or("").as_bytes());
+        h.update(&self.chain.to_le_bytes());
+        h.update(text.as_bytes());
+        self.chain = h.0;
+        if self.meta.first_prompt.is_none() {
+            self.meta.first_prompt = Some(text.clone());
+        }
+        self.turns.prompt(
+            At {
+                dup_key: Some(self.chain),
+                ..at
+            },
+            text.clone(),
+        );
+        self.prompt = Some((text, channel));
+        self.replied = false;
+        self.replies.clear();
+    }
+
+    /// Assistant text from `channel`, dropped when another channel already gave the same text.
+    fn reply(&mut self, channel: u8, text: &str, at: At) {
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        let h = Fnv64::of(text.as_bytes());
+        if let Some(r) = self
+            .replies
+            .iter_mut()
+            .find(|(c, rh, seen)| *rh == h && *c != channel && *seen & channel == 0)
+        {
+            r.2 |= channel;
+            return;
+        }
+        self.replies.push((channel, h, 0));
+        self.replied = true;
+        self.turns.assistant_text(at, None, text);
+    }
+
+    fn tool(&mut self, calls: Vec<ToolCall>, at: At) {
+        for call in calls {
+            self.replied = true;
+            self.turns.tool_call(at, call);
+        }
+    }
+
+    fn response_item(&mut self, p: &Payload, at: At) {
+        let id = p.call_id.non_empty().map(str::to_owned);
+        match p.kind.as_deref() {
+            Some("message") => match p.role.as_deref() {
+                Some("user") => self.prompt(RESPONSE, block_text(p.content), at),
+                Some("assistant") => self.reply(RESPONSE, &block_text(p.content), at),
+                _ => {}
+            },
+            Some("function_call") => {
+                let name = p.name.non_empty().unwrap_or("unknown");
+                let text = p.arguments.and_then(lenient::string);
+                let args = match &text {
+                    Some(s) => ToolArgs::from_json(s),
+                    None => ToolArgs::from_raw(p.arguments),
+                };
+                let calls = if name == "apply_patch" {
+                    patch_calls(id, name, args_input(text.as_deref()).as_deref().unwrap_or(""))
+                } else {
+                    args.into_calls(id, name, kind_of(name))
+                };
+                self.tool(calls, at);
+            }
+            Some("custom_tool_call") => {
+                let name = p.name.non_empty().unwrap_or("unknown");
+                let input = p.input.as_deref().unwrap_or("");
+                let calls = if name == "apply_patch" {
+                    patch_calls(id, name, input)
+                } else {
+                    ToolArgs::from_json(input).into_calls(id, name, kind_of(name))
+                };
+                self.tool(calls, at);
+            }
+            Some("local_shell_call") => {
+                let calls = ToolArgs::from_raw(p.action).into_calls(id, "local_shell", ToolKind::Shell);
+                self.tool(calls, at);
+            }
+            Some("web_search_call") => {
+                let calls = ToolArgs::from_raw(p.action).into_calls(
+                    p.id.non_empty().map(str::to_owned),
+                    "web_search",
+                    ToolKind::Web,
+                );
+                self.tool(calls, at);
+            }
+            _ => {}
+        }
+    }
+
+    fn event(&mut self, p: &Payload, at: At) {
+        match p.kind.as_deref() {
+            Some("user_message") => {
+                let text = p.message.as_deref().filter(|t| !is_injected(t));
+                self.prompt(EVENT, text.unwrap_or("").trim().to_owned(), at);
+            }
+            Some("agent_message") => self.reply(EVENT, p.message.as_deref().unwrap_or(""), at),
+            Some("thread_name_updated") => {
+                if let Some(n) = p.thread_name.non_empty() {
+                    self.meta.ai_title = Some(n.to_owned());
+                }
+            }
+            // 0.148+: items mirror the messages above (tool items mirror `response_item` calls)
+            Some("item_completed") => {
+                let item: Payload = p.item.and_then(lenient::parse).unwrap_or_default();
+                match item.kind.as_deref() {
+                    Some("UserMessage") => self.prompt(ITEM, block_text(item.content), at),
+                    Some("AgentMessage") => self.reply(ITEM, &block_text(item.content), at),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The `input` argument of an `apply_patch` function call.
+fn args_input(arguments: Option<&str>) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Input<'a> {
+        #[serde(borrow, default)]
+        input: LStr<'a>,
+    }
+    let parsed: Input = serde_json::from_str(arguments?).ok()?;
+    parsed.input.into_owned()
+}
+
+/// One call per file an `apply_patch` patch touches: added files are writes (with the number
+/// of characters added), updated and deleted files edits.
+fn patch_calls(id: Option<String>, name: &str, patch: &str) -> Vec<ToolCall> {
+    let mut calls: Vec<ToolCall> = Vec::new();
+    for line in patch.lines() {
+        let (kind, file) = if let Some(f) = line.strip_prefix("*** Add File: ") {
+            (ToolKind::Write, f)
+        } else if let Some(f) = line
+            .strip_prefix("*** Update File: ")
+            .or_else(|| line.strip_prefix("*** Delete File: "))
+        {
+            (ToolKind::Edit, f)
+        } else {
+            if let (Some(added), Some(last)) = (line.strip_prefix('+'), calls.last_mut()) {
+                if last.kind == ToolKind::Write {
+                    *last.chars.get_or_insert(0) += added.chars().count() as u64 + 1;
+                }
+            }
+            continue;
+        };
+        calls.push(ToolCall {
+            id: id.as_ref().map(|id| format!("{id}#{}", calls.len())),
+            name: name.to_owned(),
+            kind,
+            file: Some(file.trim().to_owned()),
+            chars: (kind == ToolKind::Write).then_some(0),
+            ..ToolCall::default()
+        });
+    }
+    if calls.is_empty() {
+        calls.push(ToolCall {
+            id,
+            name: name.to_owned(),
+            kind: ToolKind::Edit,
+            ..ToolCall::default()
+        });
+    }
+    calls
+}
+
+impl LineParser for CodexParser {
+    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        let text = std::str::from_utf8(line).map_err(|_| LineError::Utf8)?;
+        let env: Envelope =
+            serde_json::from_str(text).map_err(|e| LineError::Json(e.to_string()))?;
+        let Some(kind) = env.kind.as_deref() else {
+            return Err(LineError::NoType);
+        };
+        let timestamp = env.timestamp.as_deref().and_then(parse_iso);
+        self.meta.note_timestamp(timestamp);
+        let at = At {
+            offset,
+            timestamp,
+            dup_key: None,
+        };
+        if !matches!(
+            kind,
+            "session_meta" | "turn_context" | "response_item" | "event_msg" | "compacted"
+        ) {
+            return Ok(());
+        }
+        let p: Payload = match env.payload {
+            Some(raw) => serde_json::from_str(raw.get())
+                .map_err(|e| LineError::Json(format!("`{kind}` payload: {e}")))?,
+            None => return Ok(()),
+        };
+        match kind {
+            "session_meta" => self.session_meta(&p),
+            "turn_context" => {
+                if self.meta.cwd.is_none() {
+                    self.meta.cwd = p.cwd.non_empty().map(str::to_owned);
+                }
+            }
+            "response_item" => self.response_item(&p, at),
+            "event_msg" => self.event(&p, at),
+            "compacted" => {
+                if let Some(m) = p.message.non_empty() {
+                    self.meta.summaries.push(SummaryRecord {
+                        text: m.to_owned(),
+                        leaf: None,
+                        leaf_in_file: false,
+                    });
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn drain(&mut self) -> Vec<ConvState> {
+        vec![ConvState {
+            id: self.id.clone().unwrap_or_else(|| self.fallback_id.clone()),
+            meta: self.meta.clone(),
+            completed: self.turns.take_completed(),
+            open: self.turns.open_turn(),
+            turn_count: self.turns.turn_count(),
+        }]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patch_files() {
+        let patch = "*** Begin Patch\n*** Add File: src/new.rs\n+fn a() {}\n+\n*** Update File: src/lib.rs\n@@\n-x\n+y\n*** End Patch";
+        let calls = patch_calls(Some("c".into()), "apply_patch", patch);
+        assert_eq!(calls.len(), 2);
+        assert_eq!((calls[0].kind, calls[0].file.as_deref(), calls[0].chars), (ToolKind::Write, Some("src/new.rs"), Some(12)));
+        assert_eq!((calls[1].kind, calls[1].file.as_deref()), (ToolKind::Edit, Some("src/lib.rs")));
+        assert!(is_injected("  <environment_context>\n<cwd>/x</cwd>"));
+        let f = source(Path::new("/s/2026/01/02/rollout-2026-01-02T10-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000.jsonl")).unwrap();
+        assert_eq!(f.role, Role::Session { id: "codex:0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000".into() });
+    }
+}
