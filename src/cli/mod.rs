@@ -21,7 +21,7 @@ use std::time::Duration;
     name = "conversation-search",
     version,
     about,
-    args_conflicts_with_subcommands = true
+    subcommand_precedence_over_arg = true
 )]
 pub struct Cli {
     #[command(subcommand)]

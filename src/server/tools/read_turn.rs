@@ -212,7 +212,13 @@ pub fn find_conversation<'a>(
 
 pub fn run(snap: &Snapshot, p: ReadTurnParams) -> Result<TurnOut, ToolError> {
     let conv = find_conversation(snap, &p.session_id)?;
-    if p.turn_number < 0 || p.turn_number >= i64::from(conv.turn_count) {
+    if p.turn_number < 0 {
+        return Err(ToolError::new(format!(
+            "`turn_number` must be 0 or more (got {}); turns are numbered from 0.",
+            p.turn_number
+        )));
+    }
+    if p.turn_number >= i64::from(conv.turn_count) {
         return Err(ToolError::new(format!(
             "Turn {} out of range (session has {} turns)",
             p.turn_number, conv.turn_count
