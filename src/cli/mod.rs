@@ -109,7 +109,7 @@ pub struct SearchArgs {
     #[arg(long)]
     pub session_id: Option<String>,
     /// Only transcripts of this agent (claude, openclaw, codex, gemini, opencode).
-    #[arg(long = "only-source", value_name = "FORMAT")]
+    #[arg(id = "only_source", long = "only-source", value_name = "FORMAT")]
     pub source: Option<String>,
 }
 
@@ -125,7 +125,7 @@ pub struct ListArgs {
     #[arg(long, default_value_t = 50, allow_negative_numbers = true)]
     pub limit: i64,
     /// Only sessions of this agent (claude, openclaw, codex, gemini, opencode).
-    #[arg(long = "only-source", value_name = "FORMAT")]
+    #[arg(id = "only_source", long = "only-source", value_name = "FORMAT")]
     pub source: Option<String>,
 }
 

@@ -15,7 +15,7 @@ pub struct Conversation {
     /// non-Claude formats.
     pub id: String,
     pub file: Arc<SourceFile>,
-    /// Parent session id (sub-agents).
+    /// Parent session id (sub-agents), or the session a fork started from.
     pub parent: Option<String>,
     pub meta: ConvMeta,
     pub turn_count: u32,
@@ -26,6 +26,7 @@ pub struct Conversation {
 }
 
 impl Conversation {
+    /// Sub-agent transcripts are searchable but not listed as sessions; forks are sessions.
     pub fn is_subagent(&self) -> bool {
         matches!(self.file.role, Role::Subagent { .. }) || self.meta.parent_id.is_some()
     }
@@ -78,7 +79,7 @@ impl Conversation {
 pub struct Catalog {
     slots: Arc<Vec<Option<Arc<Conversation>>>>,
     by_id: Arc<FxHashMap<String, ConvId>>,
-    /// Project directory names currently matched (sorted), for project naming.
+    /// Claude Code project directory names currently matched (sorted), for project naming.
     groups: Arc<Vec<String>>,
     /// Length of the prefix stripped from every group name.
     group_prefix: usize,
@@ -161,6 +162,11 @@ impl Catalog {
             .and_then(|c| c.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next())
             .filter(|s| !s.is_empty())
             .map(str::to_owned);
+        if conv.file.format != crate::transcript::claude::FORMAT {
+            return cwd_name
+                .or_else(|| conv.file.group.clone())
+                .unwrap_or_default();
+        }
         match conv.file.group.as_deref() {
             Some(group) if self.groups.len() > 1 => {
                 let stripped = group.get(self.group_prefix..).unwrap_or("");

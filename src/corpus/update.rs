@@ -24,7 +24,7 @@ impl Writer {
     /// Full rescan by size and mtime (fallback when file watching is unavailable).
     pub fn poll(&mut self) -> bool {
         let started = Instant::now();
-        let (found, _) = self.discover();
+        let found = self.discover();
         let mut targets: BTreeSet<PathBuf> = BTreeSet::new();
         let found_paths: BTreeSet<&Path> = found.iter().map(|f| f.path.as_path()).collect();
         for (path, entry) in &self.files {

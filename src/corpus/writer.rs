@@ -121,28 +121,22 @@ impl Writer {
         &self.roots
     }
 
-    /// Every transcript file currently under the roots, with the matched groups.
-    pub(super) fn discover(&self) -> (Vec<SourceFile>, Vec<String>) {
-        let mut files = Vec::new();
-        let mut groups = Vec::new();
-        for root in self.roots.iter() {
-            for f in root.adapter.discover(&root.dir, &root.pattern) {
-                if let Some(g) = &f.group {
-                    groups.push(g.clone());
-                }
-                files.push(f);
-            }
-        }
+    /// Every transcript file currently under the roots.
+    pub(super) fn discover(&self) -> Vec<SourceFile> {
+        let mut files: Vec<SourceFile> = self
+            .roots
+            .iter()
+            .flat_map(|root| root.adapter.discover(&root.dir, &root.pattern))
+            .collect();
         files.sort();
         files.dedup_by(|a, b| a.path == b.path);
-        (files, groups)
+        files
     }
 
     /// Reads every file once, in parallel, and publishes the first complete snapshot.
     pub fn initial_build(&mut self) {
         let started = Instant::now();
-        let (files, groups) = self.discover();
-        self.catalog.set_groups(groups);
+        let files = self.discover();
         let threads = std::thread::available_parallelism()
             .map_or(2, |n| n.get())
             .clamp(1, 8);
@@ -200,6 +194,8 @@ impl Writer {
             }
             self.finish_batch(batch);
         }
+        let groups = self.claude_groups();
+        self.catalog.set_groups(groups);
         self.complete = true;
         self.publish(started);
         let snap = self.shared.snapshot();
@@ -249,7 +245,11 @@ impl Writer {
             Role::Subagent { parent, .. } => parent
                 .clone()
                 .or_else(|| state.meta.recorded_session_id.clone()),
-            Role::Session { .. } => state.meta.parent_id.clone(),
+            Role::Session { .. } => state
+                .meta
+                .parent_id
+                .clone()
+                .or_else(|| state.meta.forked_from.clone()),
         };
         if state.turn_count == 0 {
             self.catalog.remove(conv);
@@ -284,6 +284,15 @@ impl Writer {
             book.docs[t] = (id, doc as u32);
         }
         self.view.add(seg);
+    }
+
+    /// Claude Code project directories that hold indexed files (they name projects).
+    pub(super) fn claude_groups(&self) -> Vec<String> {
+        self.files
+            .values()
+            .filter(|f| f.src.format == crate::transcript::claude::FORMAT)
+            .filter_map(|f| f.src.group.clone())
+            .collect()
     }
 
     /// Files, conversations and turns per source directory.

@@ -9,7 +9,7 @@
 //! the same duplicate keys as the parent's, so search folds the copies.
 use super::claude::sorted_entries;
 use super::lenient::{self, Content, LStr};
-use super::tools::{ToolArgs, kind_of};
+use super::tools::{ToolArgs, kind_of, patch_calls};
 use super::{
     Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, Role, SourceFile,
     SummaryRecord, ToolCall, ToolKind, TurnBuilder,
@@ -105,6 +105,11 @@ struct Envelope<'a> {
     timestamp: LStr<'a>,
     #[serde(borrow, default)]
     payload: Option<&'a RawValue>,
+    /// ≤0.2x rollouts: a bare `SessionMeta` first line (`id`) and `record_type` state lines.
+    #[serde(borrow, default)]
+    id: LStr<'a>,
+    #[serde(borrow, default)]
+    record_type: LStr<'a>,
 }
 
 /// The payload fields of every record type we read (all optional).
@@ -159,35 +164,6 @@ struct Block<'a> {
     text: LStr<'a>,
 }
 
-#[derive(Deserialize, Default)]
-struct Git<'a> {
-    #[serde(borrow, default)]
-    branch: LStr<'a>,
-}
-
-/// `source: {subagent: {thread_spawn: {parent_thread_id, agent_role}}}` of sub-agent rollouts.
-#[derive(Deserialize, Default)]
-struct Source<'a> {
-    #[serde(borrow, default)]
-    subagent: Option<Subagent<'a>>,
-}
-
-#[derive(Deserialize, Default)]
-struct Subagent<'a> {
-    #[serde(borrow, default)]
-    thread_spawn: Option<Spawn<'a>>,
-}
-
-#[derive(Deserialize, Default)]
-struct Spawn<'a> {
-    #[serde(borrow, default)]
-    parent_thread_id: LStr<'a>,
-    #[serde(borrow, default)]
-    agent_role: LStr<'a>,
-    #[serde(borrow, default)]
-    agent_nickname: LStr<'a>,
-}
-
 /// Channels the same prompt or reply can arrive on.
 const RESPONSE: u8 = 1;
 const EVENT: u8 = 2;
@@ -236,6 +212,7 @@ fn block_text(content: Option<&RawValue>) -> String {
 }
 
 /// Resumable parser for one rollout file.
+#[derive(Default)]
 pub struct CodexParser {
     fallback_id: String,
     id: Option<String>,
@@ -260,14 +237,7 @@ impl CodexParser {
         };
         Self {
             fallback_id,
-            id: None,
-            meta: ConvMeta::default(),
-            turns: TurnBuilder::default(),
-            chain_session: None,
-            chain: 0,
-            prompt: None,
-            replied: false,
-            replies: Vec::new(),
+            ..Self::default()
         }
     }
 
@@ -285,26 +255,21 @@ impl CodexParser {
         self.id = id.map(|i| format!("{FORMAT}:{i}"));
         self.meta.recorded_session_id = p.id.non_empty().map(str::to_owned);
         self.meta.cwd = p.cwd.non_empty().map(str::to_owned);
-        let git: Git = p.git.and_then(lenient::parse).unwrap_or_default();
-        self.meta.git_branch = git.branch.non_empty().map(str::to_owned);
-        let spawn = p
-            .source
-            .and_then(lenient::parse::<Source>)
-            .and_then(|s| s.subagent)
-            .and_then(|s| s.thread_spawn)
-            .unwrap_or_default();
-        let parent = p
-            .forked_from_id
-            .non_empty()
-            .or(p.parent_thread_id.non_empty())
-            .or(spawn.parent_thread_id.non_empty());
+        let str_at = |raw: Option<&RawValue>, ptr: &str| {
+            let v: serde_json::Value = raw.and_then(lenient::parse)?;
+            v.pointer(ptr)?
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
+        self.meta.git_branch = str_at(p.git, "/branch");
+        let spawn = |field: &str| str_at(p.source, &format!("/subagent/thread_spawn/{field}"));
+        let own = |f: &LStr| f.non_empty().map(str::to_owned);
+        let parent = own(&p.parent_thread_id).or(spawn("parent_thread_id"));
         self.meta.parent_id = parent.map(|p| format!("{FORMAT}:{p}"));
-        self.meta.agent_type = (p.agent_role.non_empty())
-            .or(spawn.agent_role.non_empty())
-            .map(str::to_owned);
-        self.meta.agent_description = (p.agent_nickname.non_empty())
-            .or(spawn.agent_nickname.non_empty())
-            .map(str::to_owned);
+        self.meta.forked_from = own(&p.forked_from_id).map(|p| format!("{FORMAT}:{p}"));
+        self.meta.agent_type = own(&p.agent_role).or(spawn("agent_role"));
+        self.meta.agent_description = own(&p.agent_nickname).or(spawn("agent_nickname"));
     }
 
     /// A user prompt from `channel`; a repeat of the open turn's prompt from another channel
@@ -376,41 +341,28 @@ impl CodexParser {
                 Some("assistant") => self.reply(RESPONSE, &block_text(p.content), at),
                 _ => {}
             },
-            Some("function_call") => {
+            Some(kind @ ("function_call" | "custom_tool_call")) => {
                 let name = p.name.non_empty().unwrap_or("unknown");
-                let text = p.arguments.and_then(lenient::string);
-                let args = match &text {
-                    Some(s) => ToolArgs::from_json(s),
-                    None => ToolArgs::from_raw(p.arguments),
+                // `arguments` is JSON in a string; a custom tool's `input` is raw text
+                let text = match kind {
+                    "function_call" => p.arguments.and_then(lenient::string),
+                    _ => p.input.0.clone(),
                 };
-                let calls = if name == "apply_patch" {
-                    patch_calls(id, name, args_input(text.as_deref()).as_deref().unwrap_or(""))
-                } else {
-                    args.into_calls(id, name, kind_of(name))
-                };
-                self.tool(calls, at);
-            }
-            Some("custom_tool_call") => {
-                let name = p.name.non_empty().unwrap_or("unknown");
-                let input = p.input.as_deref().unwrap_or("");
-                let calls = if name == "apply_patch" {
-                    patch_calls(id, name, input)
-                } else {
-                    ToolArgs::from_json(input).into_calls(id, name, kind_of(name))
+                let calls = match text.as_deref() {
+                    Some(t) if name == "apply_patch" => patch_calls(id, name, &patch_text(t)),
+                    Some(t) => ToolArgs::from_json(t).into_calls(id, name, kind_of(name)),
+                    None => ToolArgs::from_raw(p.arguments).into_calls(id, name, kind_of(name)),
                 };
                 self.tool(calls, at);
             }
             Some("local_shell_call") => {
-                let calls = ToolArgs::from_raw(p.action).into_calls(id, "local_shell", ToolKind::Shell);
-                self.tool(calls, at);
+                let args = ToolArgs::from_raw(p.action);
+                self.tool(args.into_calls(id, "local_shell", ToolKind::Shell), at);
             }
             Some("web_search_call") => {
-                let calls = ToolArgs::from_raw(p.action).into_calls(
-                    p.id.non_empty().map(str::to_owned),
-                    "web_search",
-                    ToolKind::Web,
-                );
-                self.tool(calls, at);
+                let id = p.id.non_empty().map(str::to_owned);
+                let args = ToolArgs::from_raw(p.action);
+                self.tool(args.into_calls(id, "web_search", ToolKind::Web), at);
             }
             _ => {}
         }
@@ -442,55 +394,17 @@ impl CodexParser {
     }
 }
 
-/// The `input` argument of an `apply_patch` function call.
-fn args_input(arguments: Option<&str>) -> Option<String> {
+/// The patch of an `apply_patch` call: raw text, or the `input` of JSON arguments.
+fn patch_text(text: &str) -> String {
     #[derive(Deserialize)]
     struct Input<'a> {
         #[serde(borrow, default)]
         input: LStr<'a>,
     }
-    let parsed: Input = serde_json::from_str(arguments?).ok()?;
-    parsed.input.into_owned()
-}
-
-/// One call per file an `apply_patch` patch touches: added files are writes (with the number
-/// of characters added), updated and deleted files edits.
-fn patch_calls(id: Option<String>, name: &str, patch: &str) -> Vec<ToolCall> {
-    let mut calls: Vec<ToolCall> = Vec::new();
-    for line in patch.lines() {
-        let (kind, file) = if let Some(f) = line.strip_prefix("*** Add File: ") {
-            (ToolKind::Write, f)
-        } else if let Some(f) = line
-            .strip_prefix("*** Update File: ")
-            .or_else(|| line.strip_prefix("*** Delete File: "))
-        {
-            (ToolKind::Edit, f)
-        } else {
-            if let (Some(added), Some(last)) = (line.strip_prefix('+'), calls.last_mut()) {
-                if last.kind == ToolKind::Write {
-                    *last.chars.get_or_insert(0) += added.chars().count() as u64 + 1;
-                }
-            }
-            continue;
-        };
-        calls.push(ToolCall {
-            id: id.as_ref().map(|id| format!("{id}#{}", calls.len())),
-            name: name.to_owned(),
-            kind,
-            file: Some(file.trim().to_owned()),
-            chars: (kind == ToolKind::Write).then_some(0),
-            ..ToolCall::default()
-        });
+    match serde_json::from_str::<Input>(text) {
+        Ok(args) => args.input.into_owned().unwrap_or_default(),
+        Err(_) => text.to_owned(),
     }
-    if calls.is_empty() {
-        calls.push(ToolCall {
-            id,
-            name: name.to_owned(),
-            kind: ToolKind::Edit,
-            ..ToolCall::default()
-        });
-    }
-    calls
 }
 
 impl LineParser for CodexParser {
@@ -501,9 +415,6 @@ impl LineParser for CodexParser {
         let text = std::str::from_utf8(line).map_err(|_| LineError::Utf8)?;
         let env: Envelope =
             serde_json::from_str(text).map_err(|e| LineError::Json(e.to_string()))?;
-        let Some(kind) = env.kind.as_deref() else {
-            return Err(LineError::NoType);
-        };
         let timestamp = env.timestamp.as_deref().and_then(parse_iso);
         self.meta.note_timestamp(timestamp);
         let at = At {
@@ -511,23 +422,29 @@ impl LineParser for CodexParser {
             timestamp,
             dup_key: None,
         };
+        // ≤0.2x rollouts wrote bare records: session meta, response items, state lines
+        let (kind, payload) = match (env.kind.as_deref(), env.payload) {
+            (Some(k), Some(p)) => (k, p.get()),
+            (Some("message" | "function_call" | "custom_tool_call" | "local_shell_call"), None) => {
+                ("response_item", text)
+            }
+            (Some(_), None) => return Ok(()),
+            (None, _) if env.record_type.as_deref().is_some() => return Ok(()),
+            (None, _) if env.id.as_deref().is_some() => ("session_meta", text),
+            (None, _) => return Err(LineError::NoType),
+        };
         if !matches!(
             kind,
             "session_meta" | "turn_context" | "response_item" | "event_msg" | "compacted"
         ) {
             return Ok(());
         }
-        let p: Payload = match env.payload {
-            Some(raw) => serde_json::from_str(raw.get())
-                .map_err(|e| LineError::Json(format!("`{kind}` payload: {e}")))?,
-            None => return Ok(()),
-        };
+        let p: Payload = serde_json::from_str(payload)
+            .map_err(|e| LineError::Json(format!("`{kind}` payload: {e}")))?;
         match kind {
             "session_meta" => self.session_meta(&p),
-            "turn_context" => {
-                if self.meta.cwd.is_none() {
-                    self.meta.cwd = p.cwd.non_empty().map(str::to_owned);
-                }
+            "turn_context" if self.meta.cwd.is_none() => {
+                self.meta.cwd = p.cwd.non_empty().map(str::to_owned);
             }
             "response_item" => self.response_item(&p, at),
             "event_msg" => self.event(&p, at),
@@ -561,14 +478,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn patch_files() {
-        let patch = "*** Begin Patch\n*** Add File: src/new.rs\n+fn a() {}\n+\n*** Update File: src/lib.rs\n@@\n-x\n+y\n*** End Patch";
-        let calls = patch_calls(Some("c".into()), "apply_patch", patch);
-        assert_eq!(calls.len(), 2);
-        assert_eq!((calls[0].kind, calls[0].file.as_deref(), calls[0].chars), (ToolKind::Write, Some("src/new.rs"), Some(12)));
-        assert_eq!((calls[1].kind, calls[1].file.as_deref()), (ToolKind::Edit, Some("src/lib.rs")));
+    fn names_and_injections() {
         assert!(is_injected("  <environment_context>\n<cwd>/x</cwd>"));
-        let f = source(Path::new("/s/2026/01/02/rollout-2026-01-02T10-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000.jsonl")).unwrap();
-        assert_eq!(f.role, Role::Session { id: "codex:0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000".into() });
+        let uuid = "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000";
+        let path = format!("/s/2026/01/02/rollout-2026-01-02T10-00-00-{uuid}.jsonl");
+        let id = format!("codex:{uuid}");
+        assert_eq!(source(Path::new(&path)).unwrap().role, Role::Session { id });
     }
 }

@@ -5,7 +5,10 @@
 //! ([`ToolCall`]). Nothing here knows about the index or MCP. Adapters are registered in
 //! [`ADAPTERS`]: adding a format is one new file plus one line there.
 pub mod claude;
+pub mod codex;
+pub mod gemini;
 pub mod lenient;
+pub mod openclaw;
 pub mod tools;
 pub mod turns;
 
@@ -44,6 +47,9 @@ pub struct ConvMeta {
     /// child session recorded inside a multi-conversation unit (e.g. OpenCode's database).
     /// Files that are sub-agent transcripts say so through [`Role::Subagent`] instead.
     pub parent_id: Option<String>,
+    /// The conversation this one was forked from (already prefixed). A fork is a session of
+    /// its own (listed, not a sub-agent) that replays its origin's history.
+    pub forked_from: Option<String>,
     /// Sub-agent type and description, when the format records them per conversation.
     pub agent_type: Option<String>,
     pub agent_description: Option<String>,
@@ -210,7 +216,12 @@ pub trait Adapter: Sync {
 }
 
 /// Every supported format. Add new adapters here.
-pub static ADAPTERS: &[&dyn Adapter] = &[&claude::Claude];
+pub static ADAPTERS: &[&dyn Adapter] = &[
+    &claude::Claude,
+    &openclaw::OpenClaw,
+    &codex::Codex,
+    &gemini::Gemini,
+];
 
 /// The adapter registered under `name`.
 pub fn adapter(name: &str) -> Option<&'static dyn Adapter> {

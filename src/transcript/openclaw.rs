@@ -6,7 +6,7 @@
 //! blocks fill them. Tool results, thinking, harness housekeeping (heartbeats, memory flushes,
 //! `custom_message` context) and the auto-generated "new session" notice are never indexed.
 use super::claude::sorted_entries;
-use super::lenient::{self, Content, LNum, LStr, Shape};
+use super::lenient::{self, Content, LNum, LStr};
 use super::tools::{ToolArgs, kind_of};
 use super::{
     Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, Role, SourceFile,
@@ -163,7 +163,8 @@ fn is_housekeeping(text: &str) -> bool {
     let lower = text.to_lowercase();
     lower.contains("heartbeat_ok")
         || (lower.contains("heartbeat.md")
-            && (lower.contains("read heartbeat.md") || lower.contains("consider outstanding tasks")))
+            && (lower.contains("read heartbeat.md")
+                || lower.contains("consider outstanding tasks")))
         || lower.contains("a new session was started via /new")
         || lower.contains("via /new or /reset")
         || lower.starts_with("pre-compaction memory flush")
@@ -269,9 +270,8 @@ impl OpenClawParser {
                 Some("toolCall" | "tool_call" | "toolUse" | "tool_use") => {
                     let name = b.name.non_empty().unwrap_or("unknown");
                     let raw = b.arguments.or(b.input);
-                    let args_text = raw
-                        .filter(|r| lenient::shape(r) == Shape::String)
-                        .and_then(lenient::string);
+                    // arguments are an object, or (some providers) JSON in a string
+                    let args_text = raw.and_then(lenient::string);
                     let args = match &args_text {
                         Some(s) => ToolArgs::from_json(s),
                         None => ToolArgs::from_raw(raw),
@@ -365,7 +365,10 @@ mod tests {
     #[test]
     fn ids_and_housekeeping() {
         assert_eq!(conversation_id("abc", Some("abc")), "openclaw:abc");
-        assert_eq!(conversation_id("abc-topic-7", Some("abc")), "openclaw:abc-topic-7");
+        assert_eq!(
+            conversation_id("abc-topic-7", Some("abc")),
+            "openclaw:abc-topic-7"
+        );
         assert_eq!(conversation_id("2026_x", Some("x")), "openclaw:x");
         assert_eq!(conversation_id("s", None), "openclaw:s");
         assert!(is_housekeeping(

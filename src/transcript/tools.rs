@@ -282,6 +282,46 @@ impl<'a> ToolArgs<'a> {
     }
 }
 
+/// One call per file an `apply_patch` patch (`*** Begin Patch` envelope) touches: added files are writes (with the number
+/// of characters added), updated and deleted files edits.
+pub fn patch_calls(id: Option<String>, name: &str, patch: &str) -> Vec<ToolCall> {
+    let mut calls: Vec<ToolCall> = Vec::new();
+    for line in patch.lines() {
+        let (kind, file) = if let Some(f) = line.strip_prefix("*** Add File: ") {
+            (ToolKind::Write, f)
+        } else if let Some(f) = line
+            .strip_prefix("*** Update File: ")
+            .or_else(|| line.strip_prefix("*** Delete File: "))
+        {
+            (ToolKind::Edit, f)
+        } else {
+            if let (Some(added), Some(last)) = (line.strip_prefix('+'), calls.last_mut()) {
+                if last.kind == ToolKind::Write {
+                    *last.chars.get_or_insert(0) += added.chars().count() as u64 + 1;
+                }
+            }
+            continue;
+        };
+        calls.push(ToolCall {
+            id: id.as_ref().map(|id| format!("{id}#{}", calls.len())),
+            name: name.to_owned(),
+            kind,
+            file: Some(file.trim().to_owned()),
+            chars: (kind == ToolKind::Write).then_some(0),
+            ..ToolCall::default()
+        });
+    }
+    if calls.is_empty() {
+        calls.push(ToolCall {
+            id,
+            name: name.to_owned(),
+            kind: ToolKind::Edit,
+            ..ToolCall::default()
+        });
+    }
+    calls
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,5 +390,23 @@ mod tests {
         );
         assert_eq!(calls("exec", r#"not json"#)[0].command, None);
         assert_eq!(kind_of("mystery"), ToolKind::Other);
+    }
+
+    #[test]
+    fn patch_files() {
+        let patch = "*** Begin Patch\n*** Add File: src/new.rs\n+fn a() {}\n+\n*** Update File: src/lib.rs\n@@\n-x\n+y\n*** End Patch";
+        let calls = patch_calls(Some("c".into()), "apply_patch", patch);
+        let got: Vec<_> = calls
+            .iter()
+            .map(|c| (c.kind, c.file.as_deref(), c.chars))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (ToolKind::Write, Some("src/new.rs"), Some(11)),
+                (ToolKind::Edit, Some("src/lib.rs"), None)
+            ]
+        );
+        assert_eq!(calls[1].id.as_deref(), Some("c#1"));
     }
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod fixture;
+pub mod formats;
 pub mod ids;
 pub mod jsonrpc;
 pub mod mcp;
