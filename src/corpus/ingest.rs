@@ -206,40 +206,38 @@ impl FileState {
     /// Feeds complete lines from `self.offset` to the end of the file.
     fn read_lines(&mut self, file: &mut File) -> io::Result<()> {
         file.seek(SeekFrom::Start(self.offset))?;
-        let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
+        let mut buf = vec![0u8; CHUNK];
+        let mut filled = 0usize;
         let mut first_error: Option<(u64, String)> = None;
         let mut new_skips = 0u64;
         loop {
-            let filled = buf.len();
-            if buf.capacity() - filled < CHUNK / 2 {
-                buf.reserve(CHUNK);
+            if filled == buf.len() {
+                // a line longer than the buffer: grow it
+                buf.resize(buf.len() * 2, 0);
             }
-            let cap = buf.capacity();
-            buf.resize(cap, 0);
             let n = file.read(&mut buf[filled..])?;
-            buf.truncate(filled + n);
             if n == 0 {
                 break;
             }
-            // process complete lines in buf
+            filled += n;
             let mut start = 0usize;
-            while let Some(nl) = memchr_newline(&buf[start..]) {
+            while let Some(nl) = memchr::memchr(b'\n', &buf[start..filled]) {
                 let line = &buf[start..start + nl];
                 let line = line.strip_suffix(b"\r").unwrap_or(line);
                 let at = self.offset;
-                let Some(parser) = self.parser.as_mut() else {
-                    break;
-                };
-                if let Err(e) = parser.feed_line(at, line) {
-                    new_skips += 1;
-                    if first_error.is_none() {
-                        first_error = Some((at, e.to_string()));
+                if let Some(parser) = self.parser.as_mut() {
+                    if let Err(e) = parser.feed_line(at, line) {
+                        new_skips += 1;
+                        if first_error.is_none() {
+                            first_error = Some((at, e.to_string()));
+                        }
                     }
                 }
                 self.offset += (nl + 1) as u64;
                 start += nl + 1;
             }
-            buf.drain(..start);
+            buf.copy_within(start..filled, 0);
+            filled -= start;
         }
         if new_skips > 0 {
             self.skipped += new_skips;
@@ -271,9 +269,4 @@ fn stamp_of(paths: &[std::path::PathBuf]) -> Stamp {
                 .map(|m| (m.len(), m.modified().ok()))
         })
         .collect()
-}
-
-#[inline]
-fn memchr_newline(hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&b| b == b'\n')
 }

@@ -300,10 +300,46 @@ fn lower_into(s: &str, out: &mut String) {
 /// Splits a compound into parts at connectors, `_`, and camel-case humps
 /// (`fooBar` → foo|Bar, `HTTPServer` → HTTP|Server). Letters and digits stay together.
 fn split_parts(s: &str, parts: &mut Vec<(usize, usize)>) {
+    if s.is_ascii() {
+        split_parts_ascii(s.as_bytes(), parts);
+    } else {
+        split_parts_unicode(s, parts);
+    }
+}
+
+fn split_parts_ascii(b: &[u8], parts: &mut Vec<(usize, usize)>) {
+    let mut start: Option<usize> = None;
+    for i in 0..b.len() {
+        let c = b[i];
+        if c == b'_' || is_connector(c) {
+            if let Some(a) = start.take() {
+                parts.push((a, i));
+            }
+            continue;
+        }
+        if let Some(a) = start {
+            let p = b[i - 1];
+            let next_lower = b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            let hump = (p.is_ascii_lowercase() && c.is_ascii_uppercase())
+                || (p.is_ascii_uppercase() && c.is_ascii_uppercase() && next_lower);
+            if hump && a < i {
+                parts.push((a, i));
+                start = Some(i);
+            }
+        } else {
+            start = Some(i);
+        }
+    }
+    if let Some(a) = start {
+        parts.push((a, b.len()));
+    }
+}
+
+fn split_parts_unicode(s: &str, parts: &mut Vec<(usize, usize)>) {
     let mut start: Option<usize> = None;
     let mut prev: Option<char> = None;
-    let chars: Vec<(usize, char)> = s.char_indices().collect();
-    for (k, &(i, c)) in chars.iter().enumerate() {
+    let mut it = s.char_indices().peekable();
+    while let Some((i, c)) = it.next() {
         let separator = c == '_' || (c.is_ascii() && is_connector(c as u8));
         if separator {
             if let Some(a) = start.take() {
@@ -313,10 +349,10 @@ fn split_parts(s: &str, parts: &mut Vec<(usize, usize)>) {
             continue;
         }
         if let (Some(a), Some(p)) = (start, prev) {
-            let next_lower = chars.get(k + 1).is_some_and(|&(_, n)| n.is_lowercase());
+            let next_lower = it.peek().is_some_and(|&(_, n)| n.is_lowercase());
             let hump = (p.is_lowercase() && c.is_uppercase())
                 || (p.is_uppercase() && c.is_uppercase() && next_lower);
-            if hump {
+            if hump && a < i {
                 parts.push((a, i));
                 start = Some(i);
             }
