@@ -449,12 +449,10 @@ impl Snapshot {
         let mut parser = match adapter.reader(&conv.file) {
             Reader::Lines(p) => p,
             Reader::Unit(mut unit) => {
-                // whole-unit formats: re-read the unit and take the conversation's turns
-                let read = unit.read(&conv.file).map_err(io)?;
-                let turns: Vec<Turn> = read
-                    .changed
-                    .into_iter()
-                    .find(|c| c.id == conv.id)
+                // whole-unit formats: re-read the conversation from the unit
+                let turns: Vec<Turn> = unit
+                    .read_conversation(&conv.file, &conv.id)
+                    .map_err(io)?
                     .map(|s| s.completed.into_iter().chain(s.open).collect())
                     .unwrap_or_default();
                 if turns.len() < to as usize {

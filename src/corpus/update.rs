@@ -53,10 +53,13 @@ impl Writer {
                 continue;
             }
             if let Some(transcript) = root.adapter.transcript_for(p) {
-                // side file: refresh the transcript's description (e.g. sub-agent meta)
+                // side file: refresh the transcript's description (e.g. sub-agent meta) and
+                // re-read it (e.g. a database's `-wal`, a message file of a session unit)
                 if let Some(src) = root.adapter.classify(&root.dir, &root.pattern, &transcript) {
                     match self.files.get(&transcript) {
-                        Some(e) if *e.src == src => {}
+                        Some(e) if *e.src == src => {
+                            targets.insert(transcript);
+                        }
                         _ => fresh.push(src),
                     }
                 }

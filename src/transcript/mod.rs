@@ -9,6 +9,7 @@ pub mod codex;
 pub mod gemini;
 pub mod lenient;
 pub mod openclaw;
+pub mod opencode;
 pub mod tools;
 pub mod turns;
 
@@ -174,6 +175,15 @@ pub trait UnitReader: Send {
     fn stamp_paths(&self, file: &SourceFile) -> Vec<PathBuf> {
         vec![file.path.clone()]
     }
+    /// One conversation of the unit read afresh, every turn in `completed` (for `read_turn`).
+    /// By default the whole unit is read; readers of large units (a database) can do better.
+    fn read_conversation(
+        &mut self,
+        file: &SourceFile,
+        id: &str,
+    ) -> std::io::Result<Option<ConvState>> {
+        Ok(self.read(file)?.changed.into_iter().find(|c| c.id == id))
+    }
 }
 
 /// How a format's files are read.
@@ -221,6 +231,7 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &openclaw::OpenClaw,
     &codex::Codex,
     &gemini::Gemini,
+    &opencode::OpenCode,
 ];
 
 /// The adapter registered under `name`.

@@ -8,6 +8,7 @@ pub mod formats;
 pub mod ids;
 pub mod jsonrpc;
 pub mod mcp;
+pub mod opencode;
 pub mod session;
 
 use std::path::{Path, PathBuf};

@@ -52,7 +52,12 @@ pub fn local_size(payload: u64, usable: u32) -> u64 {
 }
 
 /// Cell pointers of a page whose b-tree header starts at `h`.
-fn cell_pointers(page: &[u8], h: usize, header_len: usize, usable: usize) -> io::Result<Vec<usize>> {
+fn cell_pointers(
+    page: &[u8],
+    h: usize,
+    header_len: usize,
+    usable: usize,
+) -> io::Result<Vec<usize>> {
     let count = be16(page, h + 3);
     let array = h + header_len;
     if array + 2 * count > usable {

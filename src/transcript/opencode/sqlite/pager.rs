@@ -62,7 +62,10 @@ pub fn parse_header(h: &[u8]) -> io::Result<Header> {
         return Err(corrupt(format!("invalid page size {page_size}")));
     }
     if h[19] > 2 {
-        return Err(corrupt(format!("unsupported file format version {}", h[19])));
+        return Err(corrupt(format!(
+            "unsupported file format version {}",
+            h[19]
+        )));
     }
     let reserved = h[20];
     if page_size - u32::from(reserved) < 480 {
@@ -91,6 +94,17 @@ pub fn side_path(db: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// Whether a rollback journal next to the database holds a transaction in progress (or a hot
+/// journal left by a crash): it exists and starts with the journal magic. A journal truncated
+/// or zeroed at commit (`journal_mode` TRUNCATE or PERSIST) does not count.
+fn journal_active(db: &Path) -> bool {
+    const JOURNAL_MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
+    let mut magic = [0u8; 8];
+    File::open(side_path(db, "-journal"))
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| magic == JOURNAL_MAGIC)
+}
+
 fn stat(path: &Path) -> Option<(u64, Option<SystemTime>)> {
     std::fs::metadata(path)
         .ok()
@@ -113,7 +127,7 @@ pub struct Pager {
 
 impl Pager {
     /// Opens a snapshot of the database at `path` (read-only: no lock, journal or WAL index is
-    /// created). A non-empty rollback journal means a write is in progress: `WouldBlock`.
+    /// created). An active rollback journal means a write is in progress: `WouldBlock`.
     pub fn open(path: &Path) -> io::Result<Pager> {
         let mut file = File::open(path)?;
         let meta = file.metadata()?;
@@ -121,7 +135,7 @@ impl Pager {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a file"));
         }
         let db_stat = (meta.len(), meta.modified().ok());
-        if stat(&side_path(path, "-journal")).is_some_and(|(len, _)| len > 0) {
+        if journal_active(path) {
             return Err(io::Error::new(
                 io::ErrorKind::WouldBlock,
                 "a write transaction is in progress (rollback journal present)",
@@ -181,7 +195,9 @@ impl Pager {
         }
         let mut buf = vec![0u8; self.page_size as usize];
         if let Some(offset) = self.wal.as_ref().and_then(|w| w.frame_of(pgno)) {
-            self.wal.as_ref().map_or(Ok(()), |w| w.read_at(offset, &mut buf))?;
+            self.wal
+                .as_ref()
+                .map_or(Ok(()), |w| w.read_at(offset, &mut buf))?;
             return Ok(buf);
         }
         let offset = u64::from(pgno - 1) * u64::from(self.page_size);
@@ -232,7 +248,7 @@ impl Pager {
         if stat(&self.path) != Some(self.db_stat) {
             return Ok(false);
         }
-        if stat(&side_path(&self.path, "-journal")).is_some_and(|(len, _)| len > 0) {
+        if journal_active(&self.path) {
             return Ok(false);
         }
         let Some(wal) = &self.wal else {

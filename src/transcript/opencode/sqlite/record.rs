@@ -154,12 +154,21 @@ impl<'a> Row<'a> {
             let first = self
                 .overflow
                 .ok_or_else(|| corrupt("payload longer than its cell without overflow page"))?;
-            self.pager
-                .read_overflow(first, self.payload_len - self.local.len() as u64, &mut full)?;
+            self.pager.read_overflow(
+                first,
+                self.payload_len - self.local.len() as u64,
+                &mut full,
+            )?;
             self.full = Some(full);
         }
         let full = self.full.as_deref().unwrap_or_default();
         Ok(&full[start as usize..end as usize])
+    }
+
+    /// First overflow page of the payload, if it has one.
+    #[cfg(test)]
+    pub fn overflow_page(&self) -> Option<u32> {
+        self.overflow
     }
 
     /// The whole payload (header and body).
