@@ -15,12 +15,29 @@ pub struct Bm25 {
 }
 
 impl Default for Bm25 {
+    /// The measured defaults; `CONVERSATION_SEARCH_BM25` (`k1,b,user,assistant,tools`, read
+    /// once) overrides them for the retrieval benchmark.
     fn default() -> Self {
-        Self {
-            k1: 1.2,
-            b: 0.75,
-            field_weights: [1.0, 1.0, 1.0],
-        }
+        static PARAMS: std::sync::OnceLock<Bm25> = std::sync::OnceLock::new();
+        *PARAMS.get_or_init(|| {
+            let base = Bm25 {
+                k1: 1.2,
+                b: 0.75,
+                field_weights: [1.0, 1.0, 1.0],
+            };
+            let Ok(v) = std::env::var("CONVERSATION_SEARCH_BM25") else {
+                return base;
+            };
+            let n: Vec<f32> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
+            match n.as_slice() {
+                [k1, b, u, a, t] => Bm25 {
+                    k1: *k1,
+                    b: *b,
+                    field_weights: [*u, *a, *t],
+                },
+                _ => base,
+            }
+        })
     }
 }
 
