@@ -10,6 +10,7 @@
 //! - [`cli`]: command line and the only code that prints to stdout.
 #![deny(clippy::print_stdout)]
 
+pub mod cache;
 pub mod cli;
 pub mod corpus;
 pub mod index;

@@ -3,6 +3,7 @@
 pub mod output;
 pub mod sources;
 
+use crate::cache::Cache;
 use crate::corpus::writer::Writer;
 use crate::corpus::{Root, Shared, Snapshot};
 use crate::live::{self, LiveConfig};
@@ -59,6 +60,13 @@ pub struct GlobalArgs {
     /// under the projects directory only.
     #[arg(long, global = true, value_name = "FORMAT[:PATH]", value_parser = sources::parse_source)]
     pub source: Vec<sources::SourceArg>,
+    /// Where the persistent index lives [default: $XDG_CACHE_HOME/conversation-search, else
+    /// ~/.cache/conversation-search]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Do not read or write the persistent index (always index from scratch)
+    #[arg(long, global = true)]
+    pub no_cache: bool,
     /// Rescan interval when polling (milliseconds)
     #[arg(long, global = true, value_name = "MS", default_value_t = 5000)]
     pub poll_interval_ms: u64,
@@ -152,11 +160,30 @@ fn roots(global: &GlobalArgs, pattern: Option<&str>) -> anyhow::Result<Vec<Root>
     Ok(roots)
 }
 
+/// The persistent index for these roots, unless disabled.
+fn cache_for(global: &GlobalArgs, roots: &[Root]) -> Option<Cache> {
+    if global.no_cache {
+        return None;
+    }
+    let dir = global
+        .cache_dir
+        .clone()
+        .or_else(crate::cache::default_dir)?;
+    Some(Cache::new(dir, roots))
+}
+
 /// Builds the whole index synchronously (for one-shot commands).
-fn build_once(roots: Vec<Root>) -> Arc<Snapshot> {
+fn build_once(global: &GlobalArgs, roots: Vec<Root>) -> Arc<Snapshot> {
+    let cache = cache_for(global, &roots);
     let shared = Shared::new(Snapshot::default());
     let mut writer = Writer::new(roots, Arc::clone(&shared));
-    writer.initial_build();
+    if writer.start(cache.as_ref()) {
+        if let Some(c) = &cache {
+            if let Err(e) = writer.save_cache(c) {
+                tracing::warn!("cannot write the index cache `{}`: {e}", c.path().display());
+            }
+        }
+    }
     shared.snapshot()
 }
 
@@ -166,7 +193,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         None => serve(&cli.global, &cli.serve),
         Some(Command::Serve(args)) => serve(&cli.global, &args),
         Some(Command::Search(args)) => {
-            let snap = build_once(roots(&cli.global, args.pattern.as_deref())?);
+            let snap = build_once(&cli.global, roots(&cli.global, args.pattern.as_deref())?);
             let params = tools::search::SearchParams {
                 query: args.query,
                 limit: Some(args.limit),
@@ -178,7 +205,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(output::print_result(tools::search::run(&snap, params)))
         }
         Some(Command::List(args)) => {
-            let snap = build_once(roots(&cli.global, args.pattern.as_deref())?);
+            let snap = build_once(&cli.global, roots(&cli.global, args.pattern.as_deref())?);
             let params = tools::list::ListParams {
                 project: args.project,
                 source: args.source,
@@ -198,11 +225,12 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     });
     let writer_shared = Arc::clone(&shared);
     let cfg = global.live_config();
+    let cache = cache_for(global, &roots);
     std::thread::Builder::new()
         .name("indexer".into())
         .spawn(move || {
             let writer = Writer::new(roots, Arc::clone(&writer_shared));
-            live::run(writer, writer_shared, cfg);
+            live::run(writer, writer_shared, cfg, cache);
         })
         .context("cannot start the indexer thread")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

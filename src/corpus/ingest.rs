@@ -60,6 +60,21 @@ pub struct FileState {
     /// First skipped line's description, for the per-file warning.
     warned: bool,
     history_done: bool,
+    /// Restored from the persistent index without parser state: an unchanged file stays as
+    /// it is; any change makes the file be read again from the start.
+    restored: bool,
+}
+
+/// What the persistent index keeps of a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedState {
+    pub offset: u64,
+    pub size: u64,
+    pub mtime: Option<SystemTime>,
+    pub fingerprint: Fingerprint,
+    pub skipped: u64,
+    /// Size and mtime of a whole unit's stamp files (empty for line files).
+    pub stamp: Vec<Option<(u64, Option<SystemTime>)>>,
 }
 
 fn hash_range(file: &mut File, start: u64, len: u64) -> io::Result<u64> {
@@ -96,7 +111,56 @@ impl FileState {
             skipped: 0,
             warned: false,
             history_done: false,
+            restored: false,
         }
+    }
+
+    /// A file as the persistent index recorded it, without parser state.
+    pub fn restored(src: SourceFile, saved: SavedState) -> Self {
+        let mut state = Self::new(src);
+        state.parser = None;
+        if let Some((_, stamp)) = state.unit.as_mut() {
+            *stamp = saved.stamp;
+        }
+        state.offset = saved.offset;
+        state.size = saved.size;
+        state.mtime = saved.mtime;
+        state.fingerprint = saved.fingerprint;
+        state.skipped = saved.skipped;
+        state.history_done = true;
+        state.restored = true;
+        state
+    }
+
+    /// What the persistent index keeps of this file.
+    pub fn saved(&self) -> SavedState {
+        SavedState {
+            offset: self.offset,
+            size: self.size,
+            mtime: self.mtime,
+            fingerprint: self.fingerprint,
+            skipped: self.skipped,
+            stamp: self
+                .unit
+                .as_ref()
+                .map(|(_, s)| s.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Whether the file is still exactly as recorded (size, mtime and the fingerprint of what
+    /// was read), for a restored file.
+    fn restored_unchanged(&mut self) -> io::Result<bool> {
+        if let Some((reader, stamp)) = &self.unit {
+            return Ok(stamp_of(&reader.stamp_paths(&self.src)) == *stamp);
+        }
+        let mut file = File::open(&self.src.path)?;
+        let meta = file.metadata()?;
+        Ok(meta.is_file()
+            && meta.len() == self.size
+            && meta.modified().ok() == self.mtime
+            && self.offset <= meta.len()
+            && fingerprint(&mut file, self.offset)? == self.fingerprint)
     }
 
     pub fn path(&self) -> &Path {
@@ -114,9 +178,23 @@ impl FileState {
         }
     }
 
-    /// Reads whatever complete lines were added since the last call.
+    /// Reads whatever complete lines were added since the last call. A parser that panics on
+    /// this file is contained: the file is reported gone (its documents leave the index) and
+    /// the rest of the corpus is unaffected.
     pub fn read(&mut self) -> ReadOutcome {
-        match self.try_read() {
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.try_read()));
+        let result = match caught {
+            Ok(r) => r,
+            Err(_) => {
+                tracing::error!(
+                    path = %self.src.path.display(),
+                    "internal error while reading `{}`; leaving it out of the index until it changes (please report this file)",
+                    self.src.path.display()
+                );
+                return ReadOutcome::Gone;
+            }
+        };
+        match result {
             Ok(outcome) => outcome,
             Err(e) if e.kind() == io::ErrorKind::NotFound => ReadOutcome::Gone,
             Err(e) => {
@@ -134,6 +212,13 @@ impl FileState {
     }
 
     fn try_read(&mut self) -> io::Result<ReadOutcome> {
+        if self.restored {
+            return Ok(if self.restored_unchanged()? {
+                ReadOutcome::Unchanged
+            } else {
+                ReadOutcome::Rewritten
+            });
+        }
         if self.unit.is_some() {
             return self.read_unit();
         }
@@ -206,7 +291,22 @@ impl FileState {
     /// Feeds complete lines from `self.offset` to the end of the file.
     fn read_lines(&mut self, file: &mut File) -> io::Result<()> {
         file.seek(SeekFrom::Start(self.offset))?;
-        let mut buf = vec![0u8; CHUNK];
+        // One buffer per thread, reused across files.
+        thread_local! {
+            static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let mut buf = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        if buf.len() < CHUNK {
+            buf.resize(CHUNK, 0);
+        }
+        let result = self.read_lines_into(file, &mut buf);
+        if buf.len() <= 8 * CHUNK {
+            BUF.with(|b| *b.borrow_mut() = buf);
+        }
+        result
+    }
+
+    fn read_lines_into(&mut self, file: &mut File, buf: &mut Vec<u8>) -> io::Result<()> {
         let mut filled = 0usize;
         let mut first_error: Option<(u64, String)> = None;
         let mut new_skips = 0u64;

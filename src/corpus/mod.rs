@@ -3,6 +3,7 @@
 pub mod catalog;
 pub mod ingest;
 mod merge;
+mod persist;
 pub mod query;
 mod update;
 pub mod writer;

@@ -85,7 +85,7 @@ impl Writer {
         }
     }
 
-    fn process(
+    pub(super) fn process(
         &mut self,
         started: Instant,
         mut targets: BTreeSet<PathBuf>,

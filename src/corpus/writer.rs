@@ -4,7 +4,7 @@
 use super::catalog::{Catalog, ConvId, Conversation};
 use super::ingest::{FileState, ReadOutcome};
 use super::{Root, Shared, Snapshot, SourceHealth, Stats};
-use crate::index::{IndexView, NewDoc, SegmentBuilder, Tokenizer, facts};
+use crate::index::{IndexView, NewDoc, Segment, SegmentBuilder, Tokenizer, facts};
 use crate::transcript::{ConvState, FileOp, Role, SourceFile, ToolKind, Turn};
 use crate::util::hash::FxHashMap;
 use crate::util::time::now_ms;
@@ -142,8 +142,10 @@ impl Writer {
             .clamp(1, 8);
         let next = AtomicUsize::new(0);
         let conv_base = AtomicUsize::new(self.next_conv as usize);
+        let seg_base = std::sync::atomic::AtomicU64::new(self.next_seg);
         type Read = (FileState, Vec<ConvState>, Vec<ConvId>);
-        let results: Vec<(Batch, Vec<Read>)> = std::thread::scope(|s| {
+        type Built = (Option<(Segment, Vec<(ConvId, u32)>)>, Vec<Read>);
+        let results: Vec<Built> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
                 .map(|_| {
                     s.spawn(|| {
@@ -170,14 +172,20 @@ impl Writer {
                             }
                             read.push((state, convs, ids));
                         }
-                        (batch, read)
+                        // finish the segment here, in parallel with the other workers
+                        let seg = (!batch.docs.is_empty()).then(|| {
+                            let id = seg_base.fetch_add(1, Ordering::Relaxed);
+                            (batch.builder.finish(id), batch.docs)
+                        });
+                        (seg, read)
                     })
                 })
                 .collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
         self.next_conv = conv_base.load(Ordering::Relaxed) as ConvId;
-        for (batch, read) in results {
+        self.next_seg = seg_base.load(Ordering::Relaxed);
+        for (seg, read) in results {
             for (state, convs, ids) in read {
                 let path = state.src.path.clone();
                 let src = Arc::new(state.src.clone());
@@ -192,7 +200,9 @@ impl Writer {
                 }
                 self.files.insert(path, entry);
             }
-            self.finish_batch(batch);
+            if let Some((seg, docs)) = seg {
+                self.place_segment(seg, &docs);
+            }
         }
         let groups = self.claude_groups();
         self.catalog.set_groups(groups);
@@ -274,8 +284,15 @@ impl Writer {
         }
         let id = self.next_seg;
         self.next_seg += 1;
-        let seg = Arc::new(batch.builder.finish(id));
-        for (doc, &(conv, turn)) in batch.docs.iter().enumerate() {
+        let seg = batch.builder.finish(id);
+        self.place_segment(seg, &batch.docs);
+    }
+
+    /// Adds a finished segment and records where its documents went.
+    fn place_segment(&mut self, seg: Segment, docs: &[(ConvId, u32)]) {
+        let id = seg.id;
+        let seg = Arc::new(seg);
+        for (doc, &(conv, turn)) in docs.iter().enumerate() {
             let book = self.books.entry(conv).or_default();
             let t = turn as usize;
             if book.docs.len() <= t {

@@ -1,6 +1,8 @@
 //! The index layer: tokenizer, immutable segments with compact postings, a snapshot view with
 //! exact BM25 statistics, query evaluation and snippets. Knows nothing about transcripts.
 pub mod facts;
+pub mod intern;
+pub mod persist;
 pub mod query;
 pub mod scoring;
 pub mod segment;

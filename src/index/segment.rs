@@ -2,6 +2,7 @@
 //! with per-field term frequencies), per-document metadata and the one stored copy of each
 //! turn's text. A segment is built once and then only read; updates add new segments and mark
 //! replaced documents dead (see [`super::view`]).
+use super::intern::Interner;
 use super::tokenizer::Tokenizer;
 use crate::util::hash::FxHashMap;
 
@@ -159,22 +160,22 @@ impl<'a> PostingCursor<'a> {
 pub struct Segment {
     /// Unique id (never reused within a process).
     pub id: u64,
-    term_bytes: Vec<u8>,
+    pub(super) term_bytes: Vec<u8>,
     /// Start of each term in `term_bytes` (sorted terms), plus one final end offset.
-    term_offsets: Vec<u32>,
+    pub(super) term_offsets: Vec<u32>,
     /// Start of each term's postings in `postings`, plus one final end offset.
-    post_offsets: Vec<u64>,
-    dfs: Vec<u32>,
-    postings: Vec<u8>,
-    docs: Vec<DocMeta>,
-    text: String,
-    total_len: u64,
+    pub(super) post_offsets: Vec<u64>,
+    pub(super) dfs: Vec<u32>,
+    pub(super) postings: Vec<u8>,
+    pub(super) docs: Vec<DocMeta>,
+    pub(super) text: String,
+    pub(super) total_len: u64,
     /// Distinct file paths touched by the documents' tool calls, sorted.
-    paths: Vec<Box<str>>,
+    pub(super) paths: Vec<Box<str>>,
     /// (path index, document, op), sorted by path then document.
-    path_refs: Vec<(u32, u32, u8)>,
+    pub(super) path_refs: Vec<(u32, u32, u8)>,
     /// (duplicate key, document) for documents that have one, sorted.
-    dups: Vec<(u64, u32)>,
+    pub(super) dups: Vec<(u64, u32)>,
 }
 
 impl Segment {
@@ -321,8 +322,7 @@ pub struct NewDoc<'a> {
 /// Accumulates documents and produces a [`Segment`].
 #[derive(Default)]
 pub struct SegmentBuilder {
-    ids: FxHashMap<Box<str>, u32>,
-    terms: Vec<Box<str>>,
+    terms: Interner,
     lists: Vec<Vec<u8>>,
     dfs: Vec<u32>,
     /// Last document with a posting written, per term (`u32::MAX`: none yet).
@@ -366,7 +366,6 @@ impl SegmentBuilder {
             self.text.push_str(text);
             field_len[f] = text.len() as u32;
             let Self {
-                ids,
                 terms,
                 lists,
                 dfs,
@@ -379,21 +378,14 @@ impl SegmentBuilder {
             } = self;
             tokenizer.for_each_term(text, |term| {
                 len += 1;
-                let id = match ids.get(term) {
-                    Some(&id) => id,
-                    None => {
-                        let id = terms.len() as u32;
-                        let boxed: Box<str> = term.into();
-                        ids.insert(boxed.clone(), id);
-                        terms.push(boxed);
-                        lists.push(Vec::new());
-                        dfs.push(0);
-                        prev_doc.push(u32::MAX);
-                        cur_doc.push(u32::MAX);
-                        slot.push(0);
-                        id
-                    }
-                };
+                let (id, new) = terms.get_or_insert(term);
+                if new {
+                    lists.push(Vec::new());
+                    dfs.push(0);
+                    prev_doc.push(u32::MAX);
+                    cur_doc.push(u32::MAX);
+                    slot.push(0);
+                }
                 let i = id as usize;
                 if cur_doc[i] == d {
                     doc_terms[slot[i] as usize].1[f] += 1;
@@ -447,9 +439,10 @@ impl SegmentBuilder {
 
     /// Sorts the dictionary and lays postings out contiguously.
     pub fn finish(self, id: u64) -> Segment {
-        let mut order: Vec<u32> = (0..self.terms.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| self.terms[a as usize].cmp(&self.terms[b as usize]));
-        let total_term_bytes: usize = self.terms.iter().map(|t| t.len()).sum();
+        let terms = self.terms.into_terms();
+        let mut order: Vec<u32> = (0..terms.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| terms[a as usize].cmp(&terms[b as usize]));
+        let total_term_bytes: usize = terms.iter().map(|t| t.len()).sum();
         let total_post: usize = self.lists.iter().map(Vec::len).sum();
         let mut path_order: Vec<u32> = (0..self.paths.len() as u32).collect();
         path_order.sort_unstable_by(|&a, &b| self.paths[a as usize].cmp(&self.paths[b as usize]));
@@ -488,7 +481,7 @@ impl SegmentBuilder {
         for &t in &order {
             let t = t as usize;
             seg.term_offsets.push(seg.term_bytes.len() as u32);
-            seg.term_bytes.extend_from_slice(self.terms[t].as_bytes());
+            seg.term_bytes.extend_from_slice(terms[t].as_bytes());
             seg.post_offsets.push(seg.postings.len() as u64);
             seg.postings.extend_from_slice(&lists[t]);
             lists[t] = Vec::new();

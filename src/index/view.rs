@@ -9,7 +9,7 @@ use std::sync::Arc;
 /// Dead documents of one segment and what they contributed to the statistics.
 #[derive(Debug, Clone, Default)]
 pub struct Tombstones {
-    bits: Vec<u64>,
+    pub(super) bits: Vec<u64>,
     pub count: u32,
     pub len_sum: u64,
     /// Document frequency held by dead documents, per segment term id.

@@ -4,6 +4,7 @@
 pub mod schedule;
 pub mod watch;
 
+use crate::cache::Cache;
 use crate::corpus::Shared;
 use crate::corpus::writer::Writer;
 use schedule::Schedule;
@@ -40,7 +41,7 @@ impl Default for LiveConfig {
 
 /// Builds the index, then keeps it fresh until the process ends. Runs on its own thread and
 /// owns the writer.
-pub fn run(mut writer: Writer, shared: Arc<Shared>, cfg: LiveConfig) {
+pub fn run(mut writer: Writer, shared: Arc<Shared>, cfg: LiveConfig, cache: Option<Cache>) {
     let status = &shared.live;
     status
         .debounce_ms
@@ -70,7 +71,13 @@ pub fn run(mut writer: Writer, shared: Arc<Shared>, cfg: LiveConfig) {
             }
         }
     };
-    writer.initial_build();
+    let dirty = writer.start(cache.as_ref());
+    let mut saver = Saver {
+        cache,
+        dirty,
+        last: None,
+    };
+    saver.maybe_save(&writer);
     let mut schedule = Schedule::new(cfg.debounce, cfg.max_staleness);
     let mut next_poll = Instant::now() + cfg.poll_interval;
     loop {
@@ -80,6 +87,9 @@ pub fn run(mut writer: Writer, shared: Arc<Shared>, cfg: LiveConfig) {
             .unwrap_or(now + Duration::from_secs(3600));
         if watch.is_none() {
             wake = wake.min(next_poll);
+        }
+        if let Some(due) = saver.due() {
+            wake = wake.min(due);
         }
         let mut rescan = false;
         match rx.recv_timeout(wake.saturating_duration_since(now)) {
@@ -129,12 +139,55 @@ pub fn run(mut writer: Writer, shared: Arc<Shared>, cfg: LiveConfig) {
         let now = Instant::now();
         let due = schedule.take_due(now);
         if !due.is_empty() {
-            writer.apply(&due);
+            saver.dirty |= writer.apply(&due);
         }
         if rescan || (watch.is_none() && now >= next_poll) {
-            writer.poll();
+            saver.dirty |= writer.poll();
             next_poll = Instant::now() + cfg.poll_interval;
         }
         status.pending.store(schedule.len(), Ordering::Relaxed);
+        saver.maybe_save(&writer);
+    }
+}
+
+/// Most frequent cache write while transcripts keep changing.
+const SAVE_INTERVAL: Duration = Duration::from_secs(30);
+
+/// Writes the persistent index after the first build and then at most every
+/// [`SAVE_INTERVAL`] while changes keep coming.
+struct Saver {
+    cache: Option<Cache>,
+    dirty: bool,
+    last: Option<Instant>,
+}
+
+impl Saver {
+    fn due(&self) -> Option<Instant> {
+        match (self.dirty, self.cache.is_some(), self.last) {
+            (true, true, Some(last)) => Some(last + SAVE_INTERVAL),
+            (true, true, None) => Some(Instant::now()),
+            _ => None,
+        }
+    }
+
+    fn maybe_save(&mut self, writer: &Writer) {
+        let Some(cache) = &self.cache else { return };
+        if !self.dirty || self.due().is_some_and(|d| d > Instant::now()) {
+            return;
+        }
+        let started = Instant::now();
+        match writer.save_cache(cache) {
+            Ok(bytes) => tracing::debug!(
+                bytes,
+                ms = started.elapsed().as_millis() as u64,
+                "index cache written"
+            ),
+            Err(e) => tracing::warn!(
+                "cannot write the index cache `{}`: {e}",
+                cache.path().display()
+            ),
+        }
+        self.dirty = false;
+        self.last = Some(Instant::now());
     }
 }

@@ -566,8 +566,10 @@ impl LineParser for ClaudeParser {
         if line.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
         }
-        let text = std::str::from_utf8(line).map_err(|_| LineError::Utf8)?;
-        let rec: Record = serde_json::from_str(text).map_err(|e| LineError::Json(e.to_string()))?;
+        // Strings we read are validated as UTF-8; skipped values (tool output) are not, so a
+        // bad byte inside a tool result does not cost the record.
+        let rec: Record =
+            serde_json::from_slice(line).map_err(|e| LineError::Json(e.to_string()))?;
         let Some(kind) = rec.kind.as_deref() else {
             return Err(LineError::NoType);
         };

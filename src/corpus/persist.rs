@@ -1,0 +1,446 @@
+//! Saving the writer's state to the persistent index and restoring it: files (with what was
+//! read of them), conversations, where each turn's document lives, and the segments. A restored
+//! file keeps its documents while its size, mtime and fingerprint are unchanged; anything else
+//! is read again, so the cache can only ever save work, never change results.
+use super::catalog::{ConvId, Conversation};
+use super::ingest::{FileState, Fingerprint, SavedState};
+use super::writer::{ConvBook, FileEntry, Writer};
+use crate::cache::Cache;
+use crate::index::persist::{read_segment, read_tombstones, write_segment, write_tombstones};
+use crate::index::{IndexView, SegView};
+use crate::transcript::{ConvMeta, Role, SourceFile, SummaryRecord, adapter};
+use crate::util::codec::{Decoder, Encoder, corrupt};
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+fn put_time<W: Write>(e: &mut Encoder<W>, t: Option<SystemTime>) -> io::Result<()> {
+    match t.and_then(|t| t.duration_since(UNIX_EPOCH).ok()) {
+        Some(d) => {
+            e.u8(1)?;
+            e.u64(d.as_secs())?;
+            e.u32(d.subsec_nanos())
+        }
+        None => e.u8(0),
+    }
+}
+
+fn get_time<R: Read>(d: &mut Decoder<R>) -> io::Result<Option<SystemTime>> {
+    if !d.bool()? {
+        return Ok(None);
+    }
+    let secs = d.u64()?;
+    let nanos = d.u32()?;
+    Ok(UNIX_EPOCH.checked_add(Duration::new(secs, nanos.min(999_999_999))))
+}
+
+fn put_source<W: Write>(e: &mut Encoder<W>, s: &SourceFile) -> io::Result<()> {
+    e.bytes(s.path.as_os_str().as_encoded_bytes())?;
+    e.str(s.format)?;
+    e.opt_str(s.group.as_deref())?;
+    match &s.role {
+        Role::Session { id } => {
+            e.u8(0)?;
+            e.str(id)
+        }
+        Role::Subagent {
+            agent_id,
+            parent,
+            agent_type,
+            description,
+        } => {
+            e.u8(1)?;
+            e.str(agent_id)?;
+            e.opt_str(parent.as_deref())?;
+            e.opt_str(agent_type.as_deref())?;
+            e.opt_str(description.as_deref())
+        }
+    }
+}
+
+fn get_source<R: Read>(d: &mut Decoder<R>) -> io::Result<SourceFile> {
+    let path = PathBuf::from(String::from_utf8(d.bytes()?).map_err(|_| corrupt("path"))?);
+    let format = adapter(&d.string()?)
+        .ok_or_else(|| corrupt("unknown format"))?
+        .name();
+    let group = d.opt_string()?;
+    let role = match d.u8()? {
+        0 => Role::Session { id: d.string()? },
+        1 => Role::Subagent {
+            agent_id: d.string()?,
+            parent: d.opt_string()?,
+            agent_type: d.opt_string()?,
+            description: d.opt_string()?,
+        },
+        _ => return Err(corrupt("role")),
+    };
+    Ok(SourceFile {
+        path,
+        format,
+        group,
+        role,
+    })
+}
+
+fn put_meta<W: Write>(e: &mut Encoder<W>, m: &ConvMeta) -> io::Result<()> {
+    for s in [
+        &m.recorded_session_id,
+        &m.cwd,
+        &m.git_branch,
+        &m.slug,
+        &m.custom_title,
+        &m.ai_title,
+        &m.first_prompt,
+    ] {
+        e.opt_str(s.as_deref())?;
+    }
+    for s in [
+        &m.parent_id,
+        &m.forked_from,
+        &m.agent_type,
+        &m.agent_description,
+    ] {
+        e.opt_str(s.as_deref())?;
+    }
+    e.opt_i64(m.first_ts)?;
+    e.opt_i64(m.last_ts)?;
+    e.varint(m.summaries.len() as u64)?;
+    for s in &m.summaries {
+        e.str(&s.text)?;
+        e.opt_str(s.leaf.as_deref())?;
+        e.bool(s.leaf_in_file)?;
+    }
+    Ok(())
+}
+
+fn get_meta<R: Read>(d: &mut Decoder<R>) -> io::Result<ConvMeta> {
+    let mut m = ConvMeta {
+        recorded_session_id: d.opt_string()?,
+        cwd: d.opt_string()?,
+        git_branch: d.opt_string()?,
+        slug: d.opt_string()?,
+        custom_title: d.opt_string()?,
+        ai_title: d.opt_string()?,
+        first_prompt: d.opt_string()?,
+        parent_id: d.opt_string()?,
+        forked_from: d.opt_string()?,
+        agent_type: d.opt_string()?,
+        agent_description: d.opt_string()?,
+        ..ConvMeta::default()
+    };
+    m.first_ts = d.opt_i64()?;
+    m.last_ts = d.opt_i64()?;
+    for _ in 0..d.length()? {
+        m.summaries.push(SummaryRecord {
+            text: d.string()?,
+            leaf: d.opt_string()?,
+            leaf_in_file: d.bool()?,
+        });
+    }
+    Ok(m)
+}
+
+/// Everything restored from a cache file, installed only once the whole file checked out.
+struct Restored {
+    files: Vec<(FileState, Vec<(String, ConvId)>)>,
+    convs: Vec<Conversation>,
+    books: Vec<(ConvId, ConvBook)>,
+    view: IndexView,
+    next_conv: ConvId,
+    next_seg: u64,
+}
+
+impl Writer {
+    /// Writes the current state to the cache. Returns the file's size.
+    pub fn save_cache(&self, cache: &Cache) -> io::Result<u64> {
+        cache.write(|w| {
+            let mut e = Encoder::new(&mut *w);
+            e.u32(self.next_conv)?;
+            e.u64(self.next_seg)?;
+            e.varint(self.files.len() as u64)?;
+            let file_index: std::collections::HashMap<&std::path::Path, u64> = self
+                .files
+                .keys()
+                .enumerate()
+                .map(|(i, p)| (p.as_path(), i as u64))
+                .collect();
+            for entry in self.files.values() {
+                put_source(&mut e, &entry.src)?;
+                let s = entry.state.saved();
+                e.u64(s.offset)?;
+                e.u64(s.size)?;
+                put_time(&mut e, s.mtime)?;
+                e.u64(s.fingerprint.head)?;
+                e.u64(s.fingerprint.tail)?;
+                e.u64(s.skipped)?;
+                e.varint(s.stamp.len() as u64)?;
+                for st in &s.stamp {
+                    match st {
+                        Some((size, mtime)) => {
+                            e.u8(1)?;
+                            e.u64(*size)?;
+                            put_time(&mut e, *mtime)?;
+                        }
+                        None => e.u8(0)?,
+                    }
+                }
+                e.varint(entry.convs.len() as u64)?;
+                for (id, conv) in &entry.convs {
+                    e.str(id)?;
+                    e.u32(*conv)?;
+                }
+            }
+            let convs: Vec<&Arc<Conversation>> = self.catalog.iter().collect();
+            e.varint(convs.len() as u64)?;
+            for c in convs {
+                e.u32(c.conv)?;
+                e.str(&c.id)?;
+                e.varint(
+                    file_index
+                        .get(c.file.path.as_path())
+                        .copied()
+                        .unwrap_or(u64::MAX),
+                )?;
+                e.opt_str(c.parent.as_deref())?;
+                put_meta(&mut e, &c.meta)?;
+                e.u32(c.turn_count)?;
+                e.u64s(&c.turn_offsets)?;
+                e.u64(c.end_offset)?;
+            }
+            let mut books: Vec<(&ConvId, &ConvBook)> = self.books.iter().collect();
+            books.sort_by_key(|(c, _)| **c);
+            e.varint(books.len() as u64)?;
+            for (conv, book) in books {
+                e.u32(*conv)?;
+                e.u64s(&book.docs.iter().map(|d| d.0).collect::<Vec<_>>())?;
+                e.u32s(&book.docs.iter().map(|d| d.1).collect::<Vec<_>>())?;
+            }
+            e.varint(self.view.segs.len() as u64)?;
+            for sv in &self.view.segs {
+                write_segment(&mut e, &sv.seg)?;
+                write_tombstones(&mut e, &sv.dead)?;
+            }
+            let (sum, len) = (e.checksum(), e.written());
+            w.write_all(&sum.to_le_bytes())?;
+            w.write_all(&len.to_le_bytes())?;
+            Ok(())
+        })
+    }
+
+    /// Replaces the (empty) state with the cache's. Nothing is installed unless the whole file
+    /// reads back with a matching checksum.
+    pub fn load_cache(&mut self, cache: &Cache) -> io::Result<bool> {
+        let Some(mut r) = cache.open()? else {
+            return Ok(false);
+        };
+        let mut d = Decoder::new(&mut r);
+        let restored = read_state(&mut d)?;
+        let sum = d.checksum();
+        let mut trailer = [0u8; 16];
+        r.read_exact(&mut trailer)
+            .map_err(|_| corrupt("truncated file"))?;
+        if u64::from_le_bytes(trailer[..8].try_into().unwrap_or_default()) != sum {
+            return Err(corrupt("checksum mismatch"));
+        }
+        let mut extra = [0u8; 1];
+        if r.read(&mut extra)? != 0 {
+            return Err(corrupt("trailing bytes"));
+        }
+        self.install(restored);
+        Ok(true)
+    }
+
+    fn install(&mut self, r: Restored) {
+        for (state, convs) in r.files {
+            let path = state.src.path.clone();
+            let src = Arc::new(state.src.clone());
+            self.files.insert(path, FileEntry { state, convs, src });
+        }
+        for c in r.convs {
+            self.catalog.put(c);
+        }
+        self.books = r.books.into_iter().collect();
+        self.view = r.view;
+        self.next_conv = r.next_conv;
+        self.next_seg = r.next_seg;
+        let groups = self.claude_groups();
+        self.catalog.set_groups(groups);
+    }
+}
+
+fn read_state<R: Read>(d: &mut Decoder<R>) -> io::Result<Restored> {
+    let next_conv = d.u32()?;
+    let next_seg = d.u64()?;
+    let mut files = Vec::new();
+    let mut sources: Vec<Arc<SourceFile>> = Vec::new();
+    for _ in 0..d.length()? {
+        let src = get_source(d)?;
+        let offset = d.u64()?;
+        let size = d.u64()?;
+        let mtime = get_time(d)?;
+        let fingerprint = Fingerprint {
+            head: d.u64()?,
+            tail: d.u64()?,
+        };
+        let skipped = d.u64()?;
+        let mut stamp = Vec::new();
+        for _ in 0..d.length()? {
+            stamp.push(if d.bool()? {
+                Some((d.u64()?, get_time(d)?))
+            } else {
+                None
+            });
+        }
+        let mut convs = Vec::new();
+        for _ in 0..d.length()? {
+            let id = d.string()?;
+            let conv = d.u32()?;
+            if conv >= next_conv {
+                return Err(corrupt("conversation id"));
+            }
+            convs.push((id, conv));
+        }
+        sources.push(Arc::new(src.clone()));
+        let saved = SavedState {
+            offset,
+            size,
+            mtime,
+            fingerprint,
+            skipped,
+            stamp,
+        };
+        files.push((FileState::restored(src, saved), convs));
+    }
+    let mut convs = Vec::new();
+    for _ in 0..d.length()? {
+        let conv = d.u32()?;
+        let id = d.string()?;
+        let file = sources
+            .get(d.varint()? as usize)
+            .cloned()
+            .ok_or_else(|| corrupt("file index"))?;
+        let parent = d.opt_string()?;
+        let meta = get_meta(d)?;
+        let turn_count = d.u32()?;
+        let turn_offsets = d.u64s()?;
+        let end_offset = d.u64()?;
+        if conv >= next_conv || turn_offsets.len() != turn_count as usize {
+            return Err(corrupt("conversation"));
+        }
+        convs.push(Conversation {
+            conv,
+            id,
+            file,
+            parent,
+            meta,
+            turn_count,
+            turn_offsets,
+            end_offset,
+        });
+    }
+    let mut books = Vec::new();
+    for _ in 0..d.length()? {
+        let conv = d.u32()?;
+        let segs = d.u64s()?;
+        let docs = d.u32s()?;
+        if segs.len() != docs.len() {
+            return Err(corrupt("document locations"));
+        }
+        books.push((
+            conv,
+            ConvBook {
+                docs: segs.into_iter().zip(docs).collect(),
+            },
+        ));
+    }
+    let mut view = IndexView::default();
+    for _ in 0..d.length()? {
+        let seg = read_segment(d)?;
+        if seg.id >= next_seg || seg.docs().iter().any(|m| m.conv >= next_conv) {
+            return Err(corrupt("segment ids"));
+        }
+        let dead = read_tombstones(d, &seg)?;
+        view.live_docs += (seg.doc_count() - dead.count as usize) as u64;
+        view.live_len += seg.total_len().saturating_sub(dead.len_sum);
+        view.segs.push(SegView {
+            seg: Arc::new(seg),
+            dead: Arc::new(dead),
+        });
+    }
+    for (_, book) in &books {
+        for &(seg, doc) in &book.docs {
+            let ok = view
+                .segs
+                .iter()
+                .any(|s| s.seg.id == seg && (doc as usize) < s.seg.doc_count());
+            if !ok {
+                return Err(corrupt("document location"));
+            }
+        }
+    }
+    Ok(Restored {
+        files,
+        convs,
+        books,
+        view,
+        next_conv,
+        next_seg,
+    })
+}
+
+impl Writer {
+    /// The first build: from the persistent index when it is valid (re-reading only files that
+    /// changed since it was written), else from scratch. Publishes a complete snapshot and, when
+    /// anything was read, refreshes the cache. Returns whether the cache needs saving.
+    pub fn start(&mut self, cache: Option<&Cache>) -> bool {
+        let started = std::time::Instant::now();
+        if let Some(cache) = cache {
+            cache.sweep();
+            match self.load_cache(cache) {
+                Ok(true) => {
+                    self.complete = true;
+                    let changed = self.refresh_restored();
+                    // the start is not an update: live counters begin after it
+                    let sources = std::mem::take(&mut self.stats.sources);
+                    self.stats = super::Stats {
+                        sources,
+                        ..super::Stats::default()
+                    };
+                    self.publish(started);
+                    tracing::info!(
+                        files = self.files.len(),
+                        turns = self.view.live_docs,
+                        changed,
+                        ms = started.elapsed().as_millis() as u64,
+                        "index restored from `{}`",
+                        cache.path().display()
+                    );
+                    return changed;
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(
+                        "ignoring the index cache `{}` ({e}); rebuilding it",
+                        cache.path().display()
+                    );
+                }
+            }
+        }
+        self.initial_build();
+        true
+    }
+
+    /// After a restore: drop vanished files, re-read changed ones, add new ones. Publishes when
+    /// anything changed and returns whether it did.
+    fn refresh_restored(&mut self) -> bool {
+        let started = std::time::Instant::now();
+        let found = self.discover();
+        let known: Vec<PathBuf> = self.files.keys().cloned().collect();
+        let fresh: Vec<SourceFile> = found
+            .into_iter()
+            .filter(|f| self.files.get(&f.path).is_none_or(|e| *e.src != *f))
+            .collect();
+        self.process(started, known.into_iter().collect(), fresh)
+    }
+}

@@ -1,0 +1,329 @@
+//! A small binary codec for the persistent index: little-endian integers, LEB128 varints,
+//! length-prefixed bytes and strings, bulk integer arrays, and a running checksum over every
+//! byte so a truncated or corrupted file is detected before anything read from it is trusted.
+use std::io::{self, Read, Write};
+
+/// Running checksum: FNV-style over 8-byte words (fast, stable across platforms).
+#[derive(Debug, Clone, Copy)]
+pub struct Checksum(u64);
+
+impl Default for Checksum {
+    fn default() -> Self {
+        Checksum(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Checksum {
+    pub fn update(&mut self, bytes: &[u8]) {
+        let mut h = self.0;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            h = (h ^ w).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
+        }
+        for &b in chunks.remainder() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+
+    pub fn value(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Writes values and checksums them.
+pub struct Encoder<W: Write> {
+    out: W,
+    sum: Checksum,
+    written: u64,
+}
+
+impl<W: Write> Encoder<W> {
+    pub fn new(out: W) -> Self {
+        Self {
+            out,
+            sum: Checksum::default(),
+            written: 0,
+        }
+    }
+
+    pub fn bytes_raw(&mut self, b: &[u8]) -> io::Result<()> {
+        self.sum.update(b);
+        self.written += b.len() as u64;
+        self.out.write_all(b)
+    }
+
+    pub fn u8(&mut self, v: u8) -> io::Result<()> {
+        self.bytes_raw(&[v])
+    }
+
+    pub fn u32(&mut self, v: u32) -> io::Result<()> {
+        self.bytes_raw(&v.to_le_bytes())
+    }
+
+    pub fn u64(&mut self, v: u64) -> io::Result<()> {
+        self.bytes_raw(&v.to_le_bytes())
+    }
+
+    pub fn i64(&mut self, v: i64) -> io::Result<()> {
+        self.bytes_raw(&v.to_le_bytes())
+    }
+
+    pub fn varint(&mut self, mut v: u64) -> io::Result<()> {
+        let mut buf = [0u8; 10];
+        let mut n = 0;
+        while v >= 0x80 {
+            buf[n] = (v as u8) | 0x80;
+            v >>= 7;
+            n += 1;
+        }
+        buf[n] = v as u8;
+        self.bytes_raw(&buf[..=n])
+    }
+
+    pub fn bool(&mut self, v: bool) -> io::Result<()> {
+        self.u8(u8::from(v))
+    }
+
+    pub fn bytes(&mut self, b: &[u8]) -> io::Result<()> {
+        self.varint(b.len() as u64)?;
+        self.bytes_raw(b)
+    }
+
+    pub fn str(&mut self, s: &str) -> io::Result<()> {
+        self.bytes(s.as_bytes())
+    }
+
+    pub fn opt_str(&mut self, s: Option<&str>) -> io::Result<()> {
+        match s {
+            Some(s) => {
+                self.u8(1)?;
+                self.str(s)
+            }
+            None => self.u8(0),
+        }
+    }
+
+    pub fn opt_i64(&mut self, v: Option<i64>) -> io::Result<()> {
+        match v {
+            Some(v) => {
+                self.u8(1)?;
+                self.i64(v)
+            }
+            None => self.u8(0),
+        }
+    }
+
+    /// A `u32` array in bulk.
+    pub fn u32s(&mut self, v: &[u32]) -> io::Result<()> {
+        self.varint(v.len() as u64)?;
+        let mut buf = Vec::with_capacity(v.len() * 4);
+        for x in v {
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
+        self.bytes_raw(&buf)
+    }
+
+    /// A `u64` array in bulk.
+    pub fn u64s(&mut self, v: &[u64]) -> io::Result<()> {
+        self.varint(v.len() as u64)?;
+        let mut buf = Vec::with_capacity(v.len() * 8);
+        for x in v {
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
+        self.bytes_raw(&buf)
+    }
+
+    pub fn checksum(&self) -> u64 {
+        self.sum.value()
+    }
+
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+/// The error for anything malformed: the cache is then rebuilt, never trusted.
+pub fn corrupt(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("corrupt index cache: {what}"),
+    )
+}
+
+/// Largest length accepted for one array or string (guards allocations against corruption).
+const MAX_LEN: u64 = 1 << 34;
+
+/// Reads values and checksums them.
+pub struct Decoder<R: Read> {
+    inp: R,
+    sum: Checksum,
+}
+
+impl<R: Read> Decoder<R> {
+    pub fn new(inp: R) -> Self {
+        Self {
+            inp,
+            sum: Checksum::default(),
+        }
+    }
+
+    pub fn fill(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        self.inp.read_exact(buf)?;
+        self.sum.update(buf);
+        Ok(())
+    }
+
+    pub fn u8(&mut self) -> io::Result<u8> {
+        let mut b = [0u8; 1];
+        self.fill(&mut b)?;
+        Ok(b[0])
+    }
+
+    pub fn u32(&mut self) -> io::Result<u32> {
+        let mut b = [0u8; 4];
+        self.fill(&mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    pub fn u64(&mut self) -> io::Result<u64> {
+        let mut b = [0u8; 8];
+        self.fill(&mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    pub fn i64(&mut self) -> io::Result<i64> {
+        let mut b = [0u8; 8];
+        self.fill(&mut b)?;
+        Ok(i64::from_le_bytes(b))
+    }
+
+    pub fn varint(&mut self) -> io::Result<u64> {
+        let mut v = 0u64;
+        for shift in (0..70).step_by(7) {
+            let b = self.u8()?;
+            v |= u64::from(b & 0x7f) << shift;
+            if b < 0x80 {
+                return Ok(v);
+            }
+        }
+        Err(corrupt("varint too long"))
+    }
+
+    pub fn length(&mut self) -> io::Result<usize> {
+        let n = self.varint()?;
+        if n > MAX_LEN {
+            return Err(corrupt("length out of range"));
+        }
+        Ok(n as usize)
+    }
+
+    pub fn bool(&mut self) -> io::Result<bool> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(corrupt("bad flag")),
+        }
+    }
+
+    pub fn bytes(&mut self) -> io::Result<Vec<u8>> {
+        let n = self.length()?;
+        let mut v = vec![0u8; n];
+        self.fill(&mut v)?;
+        Ok(v)
+    }
+
+    pub fn string(&mut self) -> io::Result<String> {
+        String::from_utf8(self.bytes()?).map_err(|_| corrupt("string is not UTF-8"))
+    }
+
+    pub fn opt_string(&mut self) -> io::Result<Option<String>> {
+        if self.bool()? {
+            self.string().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    pub fn opt_i64(&mut self) -> io::Result<Option<i64>> {
+        if self.bool()? {
+            self.i64().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    pub fn u32s(&mut self) -> io::Result<Vec<u32>> {
+        let n = self.length()?;
+        let mut raw = vec![0u8; n * 4];
+        self.fill(&mut raw)?;
+        Ok(raw
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+
+    pub fn u64s(&mut self) -> io::Result<Vec<u64>> {
+        let n = self.length()?;
+        let mut raw = vec![0u8; n * 8];
+        self.fill(&mut raw)?;
+        Ok(raw
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect())
+    }
+
+    pub fn checksum(&self) -> u64 {
+        self.sum.value()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_detects_corruption() {
+        let mut e = Encoder::new(Vec::new());
+        e.varint(300).unwrap();
+        e.str("héllo").unwrap();
+        e.opt_str(None).unwrap();
+        e.u32s(&[1, 2, u32::MAX]).unwrap();
+        e.u64s(&[7, u64::MAX]).unwrap();
+        e.opt_i64(Some(-5)).unwrap();
+        let sum = e.checksum();
+        let bytes = e.into_inner();
+        let mut d = Decoder::new(&bytes[..]);
+        assert_eq!(d.varint().unwrap(), 300);
+        assert_eq!(d.string().unwrap(), "héllo");
+        assert_eq!(d.opt_string().unwrap(), None);
+        assert_eq!(d.u32s().unwrap(), [1, 2, u32::MAX]);
+        assert_eq!(d.u64s().unwrap(), [7, u64::MAX]);
+        assert_eq!(d.opt_i64().unwrap(), Some(-5));
+        assert_eq!(d.checksum(), sum);
+        let mut bad = bytes.clone();
+        bad[3] ^= 1;
+        let mut d = Decoder::new(&bad[..]);
+        let _ = (
+            d.varint(),
+            d.string(),
+            d.opt_string(),
+            d.u32s(),
+            d.u64s(),
+            d.opt_i64(),
+        );
+        assert_ne!(d.checksum(), sum);
+        let mut d = Decoder::new(&bytes[..5]);
+        assert!(
+            d.varint()
+                .and_then(|_| d.string())
+                .and_then(|_| d.u32s())
+                .is_err()
+        );
+    }
+}
