@@ -82,6 +82,11 @@ impl Writer {
             self.view.remove_segment(id);
         }
         self.stats.segments_merged += ids.len() as u64;
-        self.finish_batch(batch);
+        if !batch.docs.is_empty() {
+            let id = self.next_seg;
+            self.next_seg += 1;
+            let seg = batch.builder.finish(id);
+            self.place_segment(seg, &batch.docs, false);
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The corpus: which transcript files are indexed, the conversations they hold, and immutable
 //! snapshots that queries read while a single writer prepares the next one.
 pub mod catalog;
+pub mod dups;
 pub mod ingest;
 mod merge;
 mod persist;
@@ -86,6 +87,8 @@ pub struct Snapshot {
     pub roots: Arc<Vec<Root>>,
     /// Live-index state (shared with [`Shared`], read as of now).
     pub live: Arc<LiveStatus>,
+    /// Duplicate-turn keys held by two or more live documents.
+    pub dup_multi: Arc<crate::util::hash::FxHashSet<u64>>,
 }
 
 /// What the live index is doing, for `index_status`.

@@ -105,6 +105,7 @@ fn put_meta<W: Write>(e: &mut Encoder<W>, m: &ConvMeta) -> io::Result<()> {
     }
     e.opt_i64(m.first_ts)?;
     e.opt_i64(m.last_ts)?;
+    e.opt_i64(m.created_ts)?;
     e.varint(m.summaries.len() as u64)?;
     for s in &m.summaries {
         e.str(&s.text)?;
@@ -131,6 +132,7 @@ fn get_meta<R: Read>(d: &mut Decoder<R>) -> io::Result<ConvMeta> {
     };
     m.first_ts = d.opt_i64()?;
     m.last_ts = d.opt_i64()?;
+    m.created_ts = d.opt_i64()?;
     for _ in 0..d.length()? {
         m.summaries.push(SummaryRecord {
             text: d.string()?,
@@ -262,6 +264,7 @@ impl Writer {
         }
         self.books = r.books.into_iter().collect();
         self.view = r.view;
+        self.dups = super::dups::DupTracker::rebuild(&self.view);
         self.next_conv = r.next_conv;
         self.next_seg = r.next_seg;
         let groups = self.claude_groups();

@@ -222,7 +222,10 @@ impl Snapshot {
                 }
             }
             // a turn copied into several files (resume, fork) counts once
-            meta.dup_key == 0 || seen_dups.insert(meta.dup_key)
+            meta.dup_key == 0
+                || self.dup_multi.is_empty()
+                || !self.dup_multi.contains(&meta.dup_key)
+                || seen_dups.insert(meta.dup_key)
         };
         let key = |h: &Hit| {
             let meta = self.index.segs[h.seg].seg.doc(h.doc);
@@ -258,7 +261,6 @@ impl Snapshot {
                     text.tools,
                     &plan,
                     SNIPPET_CHARS,
-                    &mut tok,
                 );
                 Some(SearchHit {
                     project: self.project_of(&conv),
@@ -283,13 +285,13 @@ impl Snapshot {
     /// filter, the one in the earliest conversation (first timestamp, then id).
     fn earliest_copy(&self, seg: usize, doc: u32, passes: &dyn Fn(u32) -> bool) -> (usize, u32) {
         let key = self.index.segs[seg].seg.doc(doc).dup_key;
-        if key == 0 {
+        if key == 0 || !self.dup_multi.contains(&key) {
             return (seg, doc);
         }
         let rank = |s: usize, d: u32| {
             let c = self.catalog.get(self.index.segs[s].seg.doc(d).conv);
             (
-                c.and_then(|c| c.meta.first_ts).unwrap_or(i64::MAX),
+                c.and_then(|c| c.meta.created()).unwrap_or(i64::MAX),
                 c.map(|c| c.id.clone()).unwrap_or_default(),
             )
         };

@@ -132,7 +132,17 @@ impl Writer {
         for (seg, doc) in kills {
             by_seg.entry(seg).or_default().push(doc);
         }
-        for (seg, docs) in by_seg {
+        for (seg, mut docs) in by_seg {
+            docs.sort_unstable();
+            docs.dedup();
+            if let Some(i) = self.view.seg_index(seg) {
+                let sv = &self.view.segs[i];
+                for &d in &docs {
+                    if (d as usize) < sv.seg.doc_count() && !sv.dead.contains(d) {
+                        self.dups.remove(sv.seg.doc(d).dup_key);
+                    }
+                }
+            }
             self.view.kill(seg, &docs, &mut self.tokenizer);
         }
         self.view.segs.retain(|s| s.live_count() > 0);

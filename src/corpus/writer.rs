@@ -2,6 +2,7 @@
 //! incrementally afterwards), turns their turns into index documents, keeps per-conversation
 //! bookkeeping of where each turn's document lives, and publishes immutable snapshots.
 use super::catalog::{Catalog, ConvId, Conversation};
+use super::dups::DupTracker;
 use super::ingest::{FileState, ReadOutcome};
 use super::{Root, Shared, Snapshot, SourceHealth, Stats};
 use crate::index::{IndexView, NewDoc, Segment, SegmentBuilder, Tokenizer, facts};
@@ -97,6 +98,7 @@ pub struct Writer {
     pub(super) stats: Stats,
     pub(super) tokenizer: Tokenizer,
     pub(super) complete: bool,
+    pub(super) dups: DupTracker,
 }
 
 impl Writer {
@@ -114,6 +116,7 @@ impl Writer {
             stats: Stats::default(),
             tokenizer: Tokenizer::new(),
             complete: false,
+            dups: DupTracker::default(),
         }
     }
 
@@ -201,7 +204,7 @@ impl Writer {
                 self.files.insert(path, entry);
             }
             if let Some((seg, docs)) = seg {
-                self.place_segment(seg, &docs);
+                self.place_segment(seg, &docs, true);
             }
         }
         let groups = self.claude_groups();
@@ -285,12 +288,19 @@ impl Writer {
         let id = self.next_seg;
         self.next_seg += 1;
         let seg = batch.builder.finish(id);
-        self.place_segment(seg, &batch.docs);
+        self.place_segment(seg, &batch.docs, true);
     }
 
     /// Adds a finished segment and records where its documents went.
-    fn place_segment(&mut self, seg: Segment, docs: &[(ConvId, u32)]) {
+    /// `new_docs`: the documents are new to the index (not moved by a merge), so they count for
+    /// duplicate tracking.
+    pub(super) fn place_segment(&mut self, seg: Segment, docs: &[(ConvId, u32)], new_docs: bool) {
         let id = seg.id;
+        if new_docs {
+            for meta in seg.docs() {
+                self.dups.add(meta.dup_key);
+            }
+        }
         let seg = Arc::new(seg);
         for (doc, &(conv, turn)) in docs.iter().enumerate() {
             let book = self.books.entry(conv).or_default();
@@ -389,6 +399,7 @@ impl Writer {
             stats: self.stats.clone(),
             roots: Arc::clone(&self.roots),
             live: Arc::clone(&self.shared.live),
+            dup_multi: self.dups.multi(),
         });
     }
 }

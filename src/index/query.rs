@@ -101,7 +101,7 @@ pub fn normalize_for_phrase(text: &str, out: &mut String) {
 /// Parses a query into an evaluation plan.
 pub fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
     let mut plan = Plan::default();
-    let add = |plan: &mut Plan, term: &str, group: u16| {
+    let add = |plan: &mut Plan, term: &str, group: u16, whole: bool| {
         if let Some(existing) = plan
             .terms
             .iter_mut()
@@ -113,6 +113,7 @@ pub fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
                 text: term.to_owned(),
                 group,
                 weight: 1.0,
+                whole,
             });
         }
     };
@@ -129,8 +130,10 @@ pub fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
                     Some(g) => g as u16,
                     None => plan.new_group(&w),
                 };
-                for t in terms {
-                    add(&mut plan, &t, group);
+                // the first term of a multi-term keyword is its whole form (see tokenizer)
+                let compound = terms.len() > 1 && tok.config().whole;
+                for (i, t) in terms.into_iter().enumerate() {
+                    add(&mut plan, &t, group, compound && i == 0);
                 }
             }
             Piece::Phrase(p) => {
@@ -142,7 +145,7 @@ pub fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
                 let group = plan.new_group(&format!("\"{p}\""));
                 plan.required |= 1u64 << group.min(63);
                 for t in terms {
-                    add(&mut plan, &t, group);
+                    add(&mut plan, &t, group, false);
                 }
                 let mut norm = String::new();
                 normalize_for_phrase(&p, &mut norm);

@@ -585,6 +585,12 @@ impl LineParser for ClaudeParser {
         }
         if matches!(kind, "user" | "assistant") {
             self.meta.note_timestamp(timestamp);
+            if let (Role::Session { id }, Some(ts)) = (&self.role, timestamp) {
+                // records copied from a resumed session keep that session's id
+                if rec.session_id.as_deref() == Some(id.as_str()) {
+                    self.meta.created_ts = Some(self.meta.created_ts.map_or(ts, |c| c.min(ts)));
+                }
+            }
             fill(&mut self.meta.recorded_session_id, &rec.session_id);
             fill(&mut self.meta.cwd, &rec.cwd);
             fill(&mut self.meta.git_branch, &rec.git_branch);

@@ -37,6 +37,10 @@ pub struct ConvMeta {
     pub slug: Option<String>,
     pub first_ts: Option<i64>,
     pub last_ts: Option<i64>,
+    /// When the conversation itself began, ignoring history copied in from an earlier one
+    /// (a resumed Claude Code session starts with records of the session it resumed). Used to
+    /// attribute copied turns to the earliest session; falls back to `first_ts`.
+    pub created_ts: Option<i64>,
     /// User-chosen title (Claude `custom-title`; last one wins).
     pub custom_title: Option<String>,
     /// Generated title (Claude `ai-title`, other agents' session titles; last one wins).
@@ -60,6 +64,11 @@ pub struct ConvMeta {
 pub const SUMMARY_FALLBACK_CHARS: usize = 200;
 
 impl ConvMeta {
+    /// When the conversation itself began (see `created_ts`).
+    pub fn created(&self) -> Option<i64> {
+        self.created_ts.or(self.first_ts)
+    }
+
     pub fn note_timestamp(&mut self, ts: Option<i64>) {
         if let Some(ts) = ts {
             self.first_ts = Some(self.first_ts.map_or(ts, |f| f.min(ts)));
