@@ -233,8 +233,10 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
             live::run(writer, writer_shared, cfg, cache);
         })
         .context("cannot start the indexer thread")?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: requests are answered in well under a millisecond, and keeping the
+    // transport and the tools on one thread avoids a cross-thread hand-off per request.
+    // Waiting for the first build and reading transcripts run on the blocking pool.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;

@@ -46,12 +46,70 @@ pub fn error_result(msg: &str) -> CallToolResult {
 }
 
 /// Parses a tool's arguments; a type mismatch becomes a sentence naming the problem.
-pub fn parse_args<P: DeserializeOwned>(args: JsonObject) -> Result<P, ToolError> {
+pub fn parse_args<P: DeserializeOwned + rmcp::schemars::JsonSchema + 'static>(
+    args: JsonObject,
+) -> Result<P, ToolError> {
+    check_arg_types(&args, &input_schema::<P>())?;
     serde_json::from_value(serde_json::Value::Object(args)).map_err(|e| {
         ToolError::new(format!(
             "Invalid arguments: {e}. Check the tool's input schema."
         ))
     })
+}
+
+/// JSON type names a value satisfies.
+fn json_types(v: &serde_json::Value) -> &'static [&'static str] {
+    use serde_json::Value;
+    match v {
+        Value::Null => &["null"],
+        Value::Bool(_) => &["boolean"],
+        Value::Number(n) if n.is_i64() || n.is_u64() => &["integer", "number"],
+        Value::Number(_) => &["number"],
+        Value::String(_) => &["string"],
+        Value::Array(_) => &["array"],
+        Value::Object(_) => &["object"],
+    }
+}
+
+/// Checks each argument against the type its schema property declares, so that a mistake names
+/// the parameter ("`limit` must be an integer (got "ten")") and required ones are present.
+fn check_arg_types(args: &JsonObject, schema: &JsonObject) -> Result<(), ToolError> {
+    let props = schema.get("properties").and_then(|p| p.as_object());
+    for name in schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.as_str())
+    {
+        if !args.contains_key(name) {
+            return Err(ToolError::new(format!("`{name}` is required.")));
+        }
+    }
+    for (name, value) in args {
+        let Some(prop) = props.and_then(|p| p.get(name)) else {
+            continue;
+        };
+        let allowed: Vec<&str> = match prop.get("type") {
+            Some(serde_json::Value::String(t)) => vec![t.as_str()],
+            Some(serde_json::Value::Array(ts)) => ts.iter().filter_map(|t| t.as_str()).collect(),
+            _ => continue,
+        };
+        if !json_types(value).iter().any(|t| allowed.contains(t)) {
+            let expected: Vec<&str> = allowed.iter().copied().filter(|t| *t != "null").collect();
+            let shown = crate::transcript::tools::cut_chars(&value.to_string(), 60);
+            return Err(ToolError::new(format!(
+                "`{name}` must be {} (got {shown}).",
+                match expected.as_slice() {
+                    ["integer"] => "an integer".to_owned(),
+                    ["string"] => "a string".to_owned(),
+                    ["boolean"] => "true or false".to_owned(),
+                    other => format!("of type {}", other.join(" or ")),
+                }
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[derive(Clone)]
@@ -82,39 +140,66 @@ impl ConversationServer {
         f: fn(&Snapshot, P) -> Result<R, ToolError>,
     ) -> CallToolResult
     where
-        P: DeserializeOwned + Send + 'static,
+        P: DeserializeOwned + rmcp::schemars::JsonSchema + Send + 'static,
         R: Serialize + Send + 'static,
     {
-        self.run_with(args, f, STARTUP_WAIT).await
+        self.run_with(args, f, STARTUP_WAIT, false).await
     }
 
-    /// Like [`Self::run`] but waiting at most `wait` for the first full build.
+    /// Like [`Self::run`], always on the blocking pool (tools that read transcript files).
+    async fn run_blocking<P, R>(
+        &self,
+        args: JsonObject,
+        f: fn(&Snapshot, P) -> Result<R, ToolError>,
+    ) -> CallToolResult
+    where
+        P: DeserializeOwned + rmcp::schemars::JsonSchema + Send + 'static,
+        R: Serialize + Send + 'static,
+    {
+        self.run_with(args, f, STARTUP_WAIT, true).await
+    }
+
+    /// Like [`Self::run`] but waiting at most `wait` for the first full build; `blocking` runs
+    /// the work on the blocking pool even when the index is complete.
     async fn run_with<P, R>(
         &self,
         args: JsonObject,
         f: fn(&Snapshot, P) -> Result<R, ToolError>,
         wait: Duration,
+        blocking: bool,
     ) -> CallToolResult
     where
-        P: DeserializeOwned + Send + 'static,
+        P: DeserializeOwned + rmcp::schemars::JsonSchema + Send + 'static,
         R: Serialize + Send + 'static,
     {
-        let shared = Arc::clone(&self.shared);
-        let job = tokio::task::spawn_blocking(move || -> Result<serde_json::Value, ToolError> {
-            let params: P = parse_args(args)?;
-            let snap = if wait.is_zero() {
-                shared.snapshot()
-            } else {
-                shared.wait_complete(wait)
+        let work =
+            move |snap: &Snapshot, args: JsonObject| -> Result<serde_json::Value, ToolError> {
+                let started = std::time::Instant::now();
+                let params: P = parse_args(args)?;
+                let out = f(snap, params)?;
+                let value = serde_json::to_value(out)
+                    .map_err(|e| ToolError::new(format!("internal error: {e}")));
+                tracing::debug!(us = started.elapsed().as_micros() as u64, "tool answered");
+                value
             };
-            let out = f(&snap, params)?;
-            serde_json::to_value(out).map_err(|e| ToolError::new(format!("internal error: {e}")))
-        });
-        match job.await {
+        let current = self.shared.snapshot();
+        let outcome = if (current.complete || wait.is_zero()) && !blocking {
+            // the common case: answer on this task (queries take well under a millisecond);
+            // a panic is caught here and becomes an error result
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&current, args)))
+                .map_err(|_| ())
+        } else {
+            // the first build is still running: wait for it (bounded) off the async threads
+            let shared = Arc::clone(&self.shared);
+            tokio::task::spawn_blocking(move || work(&shared.wait_complete(wait), args))
+                .await
+                .map_err(|_| ())
+        };
+        match outcome {
             Ok(Ok(value)) => CallToolResult::structured(value),
             Ok(Err(e)) => error_result(&e.0),
-            Err(join) => {
-                tracing::error!(error = %join, "tool panicked");
+            Err(()) => {
+                tracing::error!("a tool panicked; answering with an error");
                 error_result(
                     "internal error while running the tool; the server is still running, please retry or report a bug",
                 )

@@ -78,7 +78,7 @@ pub fn run(snap: &Snapshot, p: FileHistoryParams) -> Result<FileHistoryResponse,
     let max_chars = budget::check_max_chars(p.max_chars, budget::SEARCH_DEFAULT)?;
     let (total, rows) = snap.file_history(needle, since, offset, limit);
     let mut resp = FileHistoryResponse {
-        path: needle.to_owned(),
+        path: budget::clip(needle, budget::ECHO_CHARS),
         results: Vec::new(),
         total,
         offset,

@@ -51,16 +51,20 @@ pub struct StatusOut {
     pub skipped_lines: u64,
     /// Incremented by every index update; 0 before the first build finished.
     pub generation: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub indexed_at: Option<String>,
     /// True once every file found at start-up has been indexed.
     pub complete: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub projects_dir: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
     /// True while file-system notifications are followed.
     pub watching: bool,
     /// `watch` (notifications), `poll` (periodic rescans) or empty (one-shot command).
     pub watch_mode: String,
     /// Why watching is unavailable, if it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub watch_error: Option<String>,
     /// Changed paths waiting for their debounce period.
     pub pending_changes: usize,
@@ -80,13 +84,25 @@ pub struct StatusOut {
     pub sources: Vec<SourceOut>,
     /// Warnings of sources whose files yield no turns.
     pub warnings: Vec<String>,
+    /// True when detail was left out to stay within max_chars.
+    pub truncated: bool,
 }
 
 pub fn run(snap: &Snapshot, p: StatusParams) -> Result<StatusOut, ToolError> {
     let max_chars = budget::check_max_chars(p.max_chars, budget::READ_DEFAULT)?;
     let mut out = status(snap);
+    // shed detail until it fits: per-source rows, warnings, then the descriptive strings
     while json_len(&out) > max_chars && !out.sources.is_empty() {
         out.sources.pop();
+        out.truncated = true;
+    }
+    if json_len(&out) > max_chars {
+        out.warnings.clear();
+        out.watch_error = None;
+        out.projects_dir = None;
+        out.pattern = None;
+        out.indexed_at = None;
+        out.truncated = true;
     }
     Ok(out)
 }
@@ -151,6 +167,7 @@ fn status(snap: &Snapshot) -> StatusOut {
                 warning: h.warning.clone(),
             })
             .collect(),
+        truncated: false,
         warnings: snap
             .stats
             .sources
@@ -170,6 +187,7 @@ impl ConversationServer {
         annotations(title = "Index status", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     pub async fn index_status(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run_with(args, run, std::time::Duration::ZERO).await
+        self.run_with(args, run, std::time::Duration::ZERO, false)
+            .await
     }
 }

@@ -14,6 +14,11 @@ pub const DESCRIPTION: &str = "Read consecutive turns of a past conversation (pr
 tools used), starting at `offset` (default 0), `limit` turns at a time (default 10). \
 total_turns tells how far to page.";
 
+/// Smallest share of the budget worth giving a turn.
+const MIN_TURN_CHARS: usize = 250;
+/// Share the first turn may take even when many turns were asked for.
+const FIRST_TURN_CHARS: usize = 1500;
+
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct ReadConversationParams {
@@ -75,12 +80,20 @@ pub fn run(snap: &Snapshot, p: ReadConversationParams) -> Result<ConversationOut
         note: None,
     };
     let envelope = json_len(&out) + 200;
-    let share = (max_chars.saturating_sub(envelope) / turns.len().max(1)).max(budget::MIN_CHARS);
+    // each requested turn gets an equal share; a turn that needs less leaves room for the rest
     let mut used = envelope;
-    for t in turns {
-        let turn = TurnOut::new(conv, t, share, 0);
+    let count = turns.len();
+    for (i, t) in turns.into_iter().enumerate() {
+        let left = max_chars.saturating_sub(used);
+        // an equal share of what is left, but enough for the first turn to say something
+        let share = (left / (count - i).max(1)).max(left.min(FIRST_TURN_CHARS));
+        if share < MIN_TURN_CHARS {
+            out.truncated = true;
+            break;
+        }
+        let turn = TurnOut::new(conv, t, share, None);
         let len = json_len(&turn) + 1;
-        if used + len > max_chars && !out.turns.is_empty() {
+        if used + len > max_chars {
             out.truncated = true;
             break;
         }
@@ -94,7 +107,7 @@ pub fn run(snap: &Snapshot, p: ReadConversationParams) -> Result<ConversationOut
     }
     if out.truncated {
         out.note = Some(format!(
-            "shortened to stay within max_chars={max_chars}: long turns keep head and tail (read one whole with read_turn and char_offset){}",
+            "shortened to fit max_chars={max_chars}: long turns keep head and tail (read_turn with char_offset reads one whole){}",
             match out.next_offset {
                 Some(n) if out.turns.len() < (to - from) as usize =>
                     format!("; continue with offset={n}"),
@@ -118,6 +131,6 @@ impl ConversationServer {
         &self,
         Parameters(args): Parameters<JsonObject>,
     ) -> CallToolResult {
-        self.run(args, run).await
+        self.run_blocking(args, run).await
     }
 }

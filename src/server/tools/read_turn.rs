@@ -123,8 +123,14 @@ pub struct TurnOut {
 }
 
 impl TurnOut {
-    /// The turn within `max_chars` of JSON, starting at `char_offset` of its text.
-    pub fn new(conv: &Conversation, turn: Turn, max_chars: usize, char_offset: usize) -> Self {
+    /// The turn within `max_chars` of JSON: whole, or head and tail around a marked cut, or
+    /// (with `char_offset`) the part of its text starting there.
+    pub fn new(
+        conv: &Conversation,
+        turn: Turn,
+        max_chars: usize,
+        char_offset: Option<usize>,
+    ) -> Self {
         let mut tools: Vec<ToolUsed> = turn.tools.iter().map(ToolUsed::from_call).collect();
         let mut note = None;
         // tools get at most a third of the budget
@@ -158,12 +164,12 @@ impl TurnOut {
             next_offset: None,
             note,
         };
-        // JSON escapes can make text longer than its characters: budget with a margin
-        let text_budget = max_chars.saturating_sub(json_len(&out) + 200) * 9 / 10;
+        // what the fixed fields take, with room for the note and offsets set below
+        let fixed = json_len(&out) + 160;
         let w = budget::window(
             &[&turn.user_text, &turn.assistant_text],
             char_offset,
-            text_budget.max(100),
+            max_chars.saturating_sub(fixed),
         );
         let mut fields = w.fields.into_iter();
         out.user_text = fields.next().unwrap_or_default();
@@ -174,25 +180,10 @@ impl TurnOut {
             out.truncated = true;
             if out.note.is_none() {
                 out.note = Some(match w.next_offset {
-                    Some(n) => format!(
-                        "text shortened to stay within max_chars; call read_turn with char_offset={n} to read on"
-                    ),
-                    None => "text shortened to stay within max_chars".to_owned(),
+                    Some(n) => format!("text shortened; read on with char_offset={n}"),
+                    None => "text shortened".to_owned(),
                 });
             }
-        }
-        // last resort for pathological escaping: shrink until it fits
-        while json_len(&out) > max_chars
-            && (!out.assistant_text.is_empty() || !out.user_text.is_empty())
-        {
-            let field = if out.assistant_text.len() >= out.user_text.len() {
-                &mut out.assistant_text
-            } else {
-                &mut out.user_text
-            };
-            let keep = field.chars().count() * 3 / 4;
-            *field = field.chars().take(keep).collect();
-            out.truncated = true;
         }
         out
     }
@@ -233,8 +224,8 @@ pub fn run(snap: &Snapshot, p: ReadTurnParams) -> Result<TurnOut, ToolError> {
         .ok_or_else(|| ToolError::new("the turn could not be read back; try again in a moment"))?;
     let max_chars = budget::check_max_chars(p.max_chars, budget::READ_DEFAULT)?;
     let char_offset = match p.char_offset {
-        None => 0,
-        Some(o) if o >= 0 => o as usize,
+        None => None,
+        Some(o) if o >= 0 => Some(o as usize),
         Some(o) => {
             return Err(ToolError::new(format!(
                 "`char_offset` must be 0 or more (got {o})."
@@ -254,6 +245,6 @@ impl ConversationServer {
         annotations(title = "Read one turn", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     pub async fn read_turn(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run(args, run).await
+        self.run_blocking(args, run).await
     }
 }

@@ -180,7 +180,7 @@ pub fn run(snap: &Snapshot, p: SearchParams) -> Result<SearchResponse, ToolError
     let outcome = snap.search(&req);
     let mut resp = SearchResponse {
         results: Vec::new(),
-        query: p.query,
+        query: budget::clip(&p.query, budget::ECHO_CHARS),
         total: outcome.total,
         offset: req.offset,
         next_offset: None,
