@@ -7,8 +7,10 @@ pub mod fixture;
 pub mod formats;
 pub mod ids;
 pub mod jsonrpc;
+pub mod live;
 pub mod mcp;
 pub mod opencode;
+pub mod search;
 pub mod session;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,51 @@
+"""Locating or generating the labelled corpus (outside git).
+
+Generated corpora live in ${TMPDIR:-/tmp}/conversation-search-bench/<profile>-<mb>mb-seed<seed>/
+as projects/ + queries.jsonl, written by scripts/gen_corpus.py; a `.complete`
+marker makes a finished corpus reusable, an unfinished one is regenerated.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def bench_dir():
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", "conversation-search-bench")
+
+
+def generated(target_mb, seed, log=sys.stderr):
+    """(projects dir, queries file) of the realistic corpus, generating it when needed."""
+    name = "realistic-%smb-seed%d" % (("%g" % target_mb).replace(".", "_"), seed)
+    base = os.path.join(bench_dir(), name)
+    projects, queries = os.path.join(base, "projects"), os.path.join(base, "queries.jsonl")
+    if os.path.exists(os.path.join(base, ".complete")):
+        print("reusing corpus %s" % base, file=log)
+        return projects, queries
+    if os.path.exists(base):
+        shutil.rmtree(base)
+    os.makedirs(base)
+    print("generating %g MB realistic corpus in %s ..." % (target_mb, base), file=log)
+    cmd = [sys.executable, os.path.join(ROOT, "scripts", "gen_corpus.py"), "--profile", "realistic",
+           "--target-mb", "%g" % target_mb, "--seed", str(seed), "--out", projects, "--queries", queries]
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    subprocess.run(cmd, check=True, env=env)
+    open(os.path.join(base, ".complete"), "w").close()
+    return projects, queries
+
+
+def load_queries(path):
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            q = json.loads(line)
+            if q.get("kind") not in ("known_item", "code", "decoy") or not q.get("query"):
+                raise SystemExit("%s:%d: not a query record: %s" % (path, n, line))
+            out.append(q)
+    return out
