@@ -255,7 +255,6 @@ fn steady_writer(
 }
 
 #[test]
-#[ignore = "bug: notify-debouncer-full (src/live/watch.rs) holds back same-kind events of a path written more often than its window, so the schedule never hears of it"]
 fn the_staleness_bound_holds_for_writes_faster_than_the_event_coalescing() {
     // Writes every 15 ms through one open file: more often than any coalescing window of the
     // watcher (at most 50 ms), as when a process streams records into a transcript.

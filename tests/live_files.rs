@@ -352,7 +352,6 @@ fn a_file_replaced_by_rename_is_read_again() {
 }
 
 #[test]
-#[ignore = "bug: a same-length change more than 4 KiB from both ends of the read prefix is never noticed (ingest.rs fingerprint covers only head and tail)"]
 fn a_same_length_change_in_the_middle_of_a_large_file_is_noticed() {
     let dir = ProjectsDir::new();
     let p = dir.project("-home-u-middle");

@@ -2,7 +2,7 @@
 //! waits for its newline), resuming at the byte offset of the last complete line, and
 //! detecting files that shrank or whose already-read prefix changed.
 use crate::transcript::{ConvState, LineParser, Reader, SourceFile, UnitReader, adapter};
-use crate::util::hash::Fnv64;
+use crate::util::codec::StreamChecksum;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -13,13 +13,23 @@ const FINGERPRINT_BYTES: u64 = 4096;
 /// Read buffer size; lines longer than this grow the buffer.
 const CHUNK: usize = 1 << 20;
 
-/// Identity of what has been read: enough to notice a rewrite without re-reading everything.
+/// A read prefix up to this size is hashed whole to notice any change in it; a longer one is
+/// sampled (its first and last 4 KiB and 16 spread windows), keeping updates cheap.
+const FULL_HASH_MAX: u64 = 4 << 20;
+/// Windows sampled across a long prefix, and their size.
+const SAMPLES: u64 = 16;
+const SAMPLE_BYTES: u64 = 1024;
+
+/// Identity of what has been read, to notice a rewrite without re-parsing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Fingerprint {
     /// Hash of the first `min(offset, 4096)` bytes.
     pub head: u64,
-    /// Hash of the 4096 bytes (or fewer) that end at `offset`.
+    /// Hash of the 4096 bytes (or fewer) that end at the offset.
     pub tail: u64,
+    /// Hash of the whole read prefix when it is at most 4 MiB, else of 16 windows spread over
+    /// it. Checked before each incremental read; a restart only checks head and tail.
+    pub prefix: u64,
 }
 
 /// What happened to a file since it was last read.
@@ -55,6 +65,9 @@ pub struct FileState {
     pub size: u64,
     pub mtime: Option<SystemTime>,
     pub fingerprint: Fingerprint,
+    /// Running hash of `[0, offset)` while the offset is at most [`FULL_HASH_MAX`], so the
+    /// fingerprint after a read needs no second pass over the file.
+    stream: StreamChecksum,
     /// Lines that could not be read.
     pub skipped: u64,
     /// First skipped line's description, for the per-file warning.
@@ -81,16 +94,28 @@ fn hash_range(file: &mut File, start: u64, len: u64) -> io::Result<u64> {
     let mut buf = vec![0u8; len as usize];
     file.seek(SeekFrom::Start(start))?;
     file.read_exact(&mut buf)?;
-    Ok(Fnv64::of(&buf))
+    let mut sum = crate::util::codec::Checksum::default();
+    sum.update(&buf);
+    Ok(sum.value())
 }
 
-fn fingerprint(file: &mut File, offset: u64) -> io::Result<Fingerprint> {
-    let head_len = offset.min(FINGERPRINT_BYTES);
-    let tail_len = offset.min(FINGERPRINT_BYTES);
-    Ok(Fingerprint {
-        head: hash_range(file, 0, head_len)?,
-        tail: hash_range(file, offset - tail_len, tail_len)?,
-    })
+/// Hashes of the first and last 4 KiB of the prefix `[0, offset)`.
+fn head_tail(file: &mut File, offset: u64) -> io::Result<(u64, u64)> {
+    let n = offset.min(FINGERPRINT_BYTES);
+    Ok((hash_range(file, 0, n)?, hash_range(file, offset - n, n)?))
+}
+
+/// The prefix hash read back from the file (whole prefix, or sampled windows when long).
+fn prefix_hash(file: &mut File, offset: u64) -> io::Result<u64> {
+    if offset <= FULL_HASH_MAX {
+        return hash_range(file, 0, offset);
+    }
+    let mut sum = crate::util::codec::Checksum::default();
+    let stride = offset / (SAMPLES + 1);
+    for i in 1..=SAMPLES {
+        sum.update(&hash_range(file, i * stride, SAMPLE_BYTES)?.to_le_bytes());
+    }
+    Ok(sum.value())
 }
 
 impl FileState {
@@ -108,6 +133,7 @@ impl FileState {
             size: 0,
             mtime: None,
             fingerprint: Fingerprint::default(),
+            stream: StreamChecksum::default(),
             skipped: 0,
             warned: false,
             history_done: false,
@@ -160,7 +186,7 @@ impl FileState {
             && meta.len() == self.size
             && meta.modified().ok() == self.mtime
             && self.offset <= meta.len()
-            && fingerprint(&mut file, self.offset)? == self.fingerprint)
+            && head_tail(&mut file, self.offset)? == (self.fingerprint.head, self.fingerprint.tail))
     }
 
     pub fn path(&self) -> &Path {
@@ -232,8 +258,17 @@ impl FileState {
         if size < self.offset {
             return Ok(ReadOutcome::Rewritten);
         }
-        if self.offset > 0 && fingerprint(&mut file, self.offset)? != self.fingerprint {
+        // written to without growing: an in-place edit somewhere in what was read
+        if self.offset > 0 && size == self.size && mtime.is_some() && mtime != self.mtime {
             return Ok(ReadOutcome::Rewritten);
+        }
+        if self.offset > 0 {
+            let (head, tail) = head_tail(&mut file, self.offset)?;
+            if (head, tail) != (self.fingerprint.head, self.fingerprint.tail)
+                || prefix_hash(&mut file, self.offset)? != self.fingerprint.prefix
+            {
+                return Ok(ReadOutcome::Rewritten);
+            }
         }
         self.size = size;
         self.mtime = mtime;
@@ -247,7 +282,13 @@ impl FileState {
         if self.offset == before {
             return Ok(ReadOutcome::Unchanged);
         }
-        self.fingerprint = fingerprint(&mut file, self.offset)?;
+        let (head, tail) = head_tail(&mut file, self.offset)?;
+        let prefix = if self.offset <= FULL_HASH_MAX {
+            self.stream.value()
+        } else {
+            prefix_hash(&mut file, self.offset)?
+        };
+        self.fingerprint = Fingerprint { head, tail, prefix };
         Ok(ReadOutcome::Appended(
             self.parser.as_mut().map(|p| p.drain()).unwrap_or_default(),
         ))
@@ -332,6 +373,9 @@ impl FileState {
                             first_error = Some((at, e.to_string()));
                         }
                     }
+                }
+                if self.offset + (nl as u64) < FULL_HASH_MAX {
+                    self.stream.update(&buf[start..start + nl + 1]);
                 }
                 self.offset += (nl + 1) as u64;
                 start += nl + 1;

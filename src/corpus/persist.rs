@@ -175,6 +175,7 @@ impl Writer {
                 put_time(&mut e, s.mtime)?;
                 e.u64(s.fingerprint.head)?;
                 e.u64(s.fingerprint.tail)?;
+                e.u64(s.fingerprint.prefix)?;
                 e.u64(s.skipped)?;
                 e.varint(s.stamp.len() as u64)?;
                 for st in &s.stamp {
@@ -285,6 +286,7 @@ fn read_state<R: Read>(d: &mut Decoder<R>) -> io::Result<Restored> {
         let fingerprint = Fingerprint {
             head: d.u64()?,
             tail: d.u64()?,
+            prefix: d.u64()?,
         };
         let skipped = d.u64()?;
         let mut stamp = Vec::new();

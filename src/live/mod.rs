@@ -56,7 +56,7 @@ pub fn run(mut writer: Writer, shared: Arc<Shared>, cfg: LiveConfig, cache: Opti
         status.set_mode("poll", None);
         None
     } else {
-        match Watch::start(&roots, watch::coalesce_window(cfg.debounce), tx) {
+        match Watch::start(&roots, tx) {
             Ok(w) => {
                 status.set_mode("watch", None);
                 Some(w)
@@ -93,10 +93,28 @@ pub fn run(mut writer: Writer, shared: Arc<Shared>, cfg: LiveConfig, cache: Opti
         }
         let mut rescan = false;
         match rx.recv_timeout(wake.saturating_duration_since(now)) {
-            Ok(Ok(events)) => {
-                let (paths, lost) = watch::changed_paths(events);
-                rescan |= lost;
+            Ok(first) => {
+                // take everything already queued, then note each path once
                 let now = Instant::now();
+                let mut events = vec![first];
+                events.extend(rx.try_iter());
+                let mut paths: Vec<PathBuf> = Vec::new();
+                for event in events {
+                    match event {
+                        Ok(event) => {
+                            let (p, lost) = watch::changed_paths(event);
+                            rescan |= lost;
+                            paths.extend(p);
+                        }
+                        Err(e) => {
+                            tracing::warn!("file watcher error: {e}");
+                            status.set_error(e.to_string());
+                            rescan = true;
+                        }
+                    }
+                }
+                paths.sort();
+                paths.dedup();
                 for p in paths {
                     if let Some(w) = watch.as_mut() {
                         match w.replan(&p) {
@@ -119,13 +137,6 @@ pub fn run(mut writer: Writer, shared: Arc<Shared>, cfg: LiveConfig, cache: Opti
                     schedule.note(p, now);
                 }
                 status.events.fetch_add(1, Ordering::Relaxed);
-            }
-            Ok(Err(errors)) => {
-                for e in errors {
-                    tracing::warn!("file watcher error: {e}");
-                    status.set_error(e.to_string());
-                }
-                rescan = true;
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {

@@ -1,13 +1,22 @@
-//! File-system watching with `notify-debouncer-full`: each root is watched recursively; a root
-//! that does not exist yet is watched for from its nearest existing ancestor (non-recursively)
-//! and picked up when it appears.
-use notify_debouncer_full::notify::{EventKind, RecursiveMode};
-use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+//! File-system watching with the `notify` watcher that `notify-debouncer-full` builds on: each
+//! root is watched recursively; a root that does not exist yet is watched for from its nearest
+//! existing ancestor (non-recursively) and picked up when it appears.
+//!
+//! Raw events go straight to our [`super::schedule::Schedule`], which debounces per path and
+//! bounds staleness. The crate's own debouncer is not used for that: it replaces a pending
+//! event by every newer event of the same kind, so a file written continuously through one open
+//! handle would never be reported, defeating `--max-staleness-ms`; it also added its own
+//! window to every change.
+use notify_debouncer_full::notify::{
+    self, Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher,
+};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
-use std::time::Duration;
 
-type Inner = Debouncer<notify_debouncer_full::notify::RecommendedWatcher, RecommendedCache>;
+/// What the watcher sends: one file-system event, or an error.
+pub type WatchEvent = notify::Result<Event>;
+
+type Inner = RecommendedWatcher;
 
 /// What is being watched for one root.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,11 +34,6 @@ pub struct Watch {
     roots: Vec<(PathBuf, Plan)>,
 }
 
-/// Coalescing window of the underlying debouncer; our own schedule does the real debounce.
-pub fn coalesce_window(debounce: Duration) -> Duration {
-    (debounce / 2).clamp(Duration::from_millis(5), Duration::from_millis(50))
-}
-
 fn nearest_existing_ancestor(path: &Path) -> Option<PathBuf> {
     path.ancestors()
         .skip(1)
@@ -39,12 +43,11 @@ fn nearest_existing_ancestor(path: &Path) -> Option<PathBuf> {
 
 impl Watch {
     /// Starts watching `roots`; events (batches of changed paths) go to `tx`.
-    pub fn start(
-        roots: &[PathBuf],
-        window: Duration,
-        tx: Sender<DebounceEventResult>,
-    ) -> Result<Self, String> {
-        let inner = new_debouncer(window, None, tx).map_err(|e| e.to_string())?;
+    pub fn start(roots: &[PathBuf], tx: Sender<WatchEvent>) -> Result<Self, String> {
+        let inner = notify::recommended_watcher(move |event: WatchEvent| {
+            let _ = tx.send(event);
+        })
+        .map_err(|e| e.to_string())?;
         let mut w = Watch {
             inner,
             roots: roots.iter().map(|r| (r.clone(), Plan::Nothing)).collect(),
@@ -55,7 +58,20 @@ impl Watch {
         Ok(w)
     }
 
+    /// Watches what root `i` needs now. Repeats until stable: a directory created between the
+    /// check and the new watch would otherwise go unnoticed (`mkdir -p` creates a chain of
+    /// them faster than events arrive).
     fn plan(&mut self, i: usize) -> Result<(), String> {
+        for _ in 0..64 {
+            if !self.plan_once(i)? {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// One planning step; returns whether the plan changed.
+    fn plan_once(&mut self, i: usize) -> Result<bool, String> {
         let (root, old) = self.roots[i].clone();
         let new = if root.is_dir() {
             Plan::Root
@@ -63,7 +79,7 @@ impl Watch {
             nearest_existing_ancestor(&root).map_or(Plan::Nothing, Plan::Ancestor)
         };
         if new == old {
-            return Ok(());
+            return Ok(false);
         }
         match &old {
             Plan::Root => {
@@ -97,7 +113,7 @@ impl Watch {
             Plan::Nothing => {}
         }
         self.roots[i].1 = new;
-        Ok(())
+        Ok(true)
     }
 
     /// Re-plans roots affected by a change at `path` (a missing root appearing or a watched
@@ -123,21 +139,12 @@ impl Watch {
     }
 }
 
-/// Paths an event batch is about (ignoring pure accesses, such as our own reads), and whether
-/// the watcher lost events and everything must be rescanned.
-pub fn changed_paths(events: Vec<notify_debouncer_full::DebouncedEvent>) -> (Vec<PathBuf>, bool) {
-    let mut out = Vec::new();
-    let mut rescan = false;
-    for e in events {
-        if e.event.need_rescan() {
-            rescan = true;
-        }
-        if matches!(e.event.kind, EventKind::Access(_)) {
-            continue;
-        }
-        out.extend(e.event.paths.iter().cloned());
+/// Paths an event is about (none for pure accesses, such as our own reads), and whether the
+/// watcher lost events and everything must be rescanned.
+pub fn changed_paths(event: Event) -> (Vec<PathBuf>, bool) {
+    let rescan = event.need_rescan();
+    if matches!(event.kind, EventKind::Access(_)) {
+        return (Vec::new(), rescan);
     }
-    out.sort();
-    out.dedup();
-    (out, rescan)
+    (event.paths, rescan)
 }

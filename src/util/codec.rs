@@ -32,6 +32,44 @@ impl Checksum {
     }
 }
 
+/// [`Checksum`] over a stream fed in pieces of any size: the result does not depend on where
+/// the pieces were split (partial words are carried over).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StreamChecksum {
+    sum: Checksum,
+    pending: [u8; 8],
+    len: usize,
+}
+
+impl StreamChecksum {
+    pub fn update(&mut self, mut bytes: &[u8]) {
+        if self.len > 0 {
+            let take = (8 - self.len).min(bytes.len());
+            self.pending[self.len..self.len + take].copy_from_slice(&bytes[..take]);
+            self.len += take;
+            bytes = &bytes[take..];
+            if self.len < 8 {
+                return;
+            }
+            let word = self.pending;
+            self.sum.update(&word);
+            self.len = 0;
+        }
+        let whole = bytes.len() / 8 * 8;
+        self.sum.update(&bytes[..whole]);
+        let rest = &bytes[whole..];
+        self.pending[..rest.len()].copy_from_slice(rest);
+        self.len = rest.len();
+    }
+
+    /// The checksum of everything fed so far.
+    pub fn value(&self) -> u64 {
+        let mut sum = self.sum;
+        sum.update(&self.pending[..self.len]);
+        sum.value()
+    }
+}
+
 /// Writes values and checksums them.
 pub struct Encoder<W: Write> {
     out: W,
@@ -286,6 +324,20 @@ impl<R: Read> Decoder<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stream_checksum_ignores_split_points() {
+        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut one = Checksum::default();
+        one.update(&data);
+        for split in [1, 3, 7, 8, 9, 64, 500] {
+            let mut s = StreamChecksum::default();
+            for piece in data.chunks(split) {
+                s.update(piece);
+            }
+            assert_eq!(s.value(), one.value(), "split {split}");
+        }
+    }
 
     #[test]
     fn round_trips_and_detects_corruption() {
