@@ -7,8 +7,11 @@ use crate::index::NewDoc;
 
 /// A tier with this many segments is merged into one.
 const TIER_FANOUT: usize = 4;
-/// Never keep more segments than this; the smallest are merged first.
+/// Never keep more small segments than this; the smallest are merged first.
 const MAX_SEGMENTS: usize = 12;
+/// Segments with this many live documents (those of the first build) are left alone unless
+/// mostly dead: merging them would redo work the size of the corpus.
+const BIG_DOCS: usize = 1 << 16;
 
 fn tier(live_docs: usize) -> u32 {
     let mut t = 0;
@@ -26,25 +29,23 @@ impl Writer {
         loop {
             let mut by_tier: std::collections::BTreeMap<u32, Vec<u64>> = Default::default();
             let mut dead_heavy: Vec<u64> = Vec::new();
+            let mut small: Vec<(usize, u64)> = Vec::new();
             for s in &self.view.segs {
                 let live = s.live_count();
                 if s.dead.count as usize > live && s.seg.doc_count() > 16 {
                     dead_heavy.push(s.seg.id);
                 }
-                by_tier.entry(tier(live)).or_default().push(s.seg.id);
+                if live < BIG_DOCS {
+                    by_tier.entry(tier(live)).or_default().push(s.seg.id);
+                    small.push((live, s.seg.id));
+                }
             }
             let pick: Vec<u64> =
                 if let Some(full) = by_tier.values().find(|ids| ids.len() >= TIER_FANOUT) {
                     full.clone()
-                } else if self.view.segs.len() > MAX_SEGMENTS {
-                    let mut sizes: Vec<(usize, u64)> = self
-                        .view
-                        .segs
-                        .iter()
-                        .map(|s| (s.live_count(), s.seg.id))
-                        .collect();
-                    sizes.sort_unstable();
-                    sizes.iter().take(TIER_FANOUT).map(|&(_, id)| id).collect()
+                } else if small.len() > MAX_SEGMENTS {
+                    small.sort_unstable();
+                    small.iter().take(TIER_FANOUT).map(|&(_, id)| id).collect()
                 } else if let Some(&id) = dead_heavy.first() {
                     vec![id]
                 } else {

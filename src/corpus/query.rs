@@ -11,6 +11,10 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
+/// Postings (summed document frequency of the query terms) above which a search runs on two
+/// threads.
+const PARALLEL_POSTINGS: u64 = 200_000;
+
 /// Characters of turn text shown in a search result.
 pub const SNIPPET_CHARS: usize = 300;
 
@@ -68,7 +72,10 @@ pub struct SearchHit {
 
 #[derive(Debug, Clone)]
 pub struct SearchOutcome {
+    /// Matching turns; a lower bound when `total_exact` is false (large indexes stop counting
+    /// matches that cannot rank).
     pub total: usize,
+    pub total_exact: bool,
     pub hits: Vec<SearchHit>,
     /// False when the plan had nothing to search for (e.g. only exclusions).
     pub searchable: bool,
@@ -179,6 +186,7 @@ impl Snapshot {
         if plan.is_empty() {
             return SearchOutcome {
                 total: 0,
+                total_exact: true,
                 hits: Vec::new(),
                 searchable: false,
             };
@@ -195,8 +203,8 @@ impl Snapshot {
             MatchRole::User => 1u8 << FIELD_USER,
             MatchRole::Assistant => 1u8 << FIELD_ASSISTANT,
         });
-        let mut seen_dups: FxHashSet<u64> = FxHashSet::default();
-        let accept = |si: usize, d: u32, meta: &index::DocMeta, fields: u8| {
+        // whether a document passes the filters (duplicates are collapsed by the caller's set)
+        let passes = |si: usize, d: u32, meta: &index::DocMeta, fields: u8| {
             if !conv_passes(meta.conv) || self.catalog.get(meta.conv).is_none() {
                 return false;
             }
@@ -221,32 +229,105 @@ impl Snapshot {
                     }
                 }
             }
-            // a turn copied into several files (resume, fork) counts once
-            meta.dup_key == 0
-                || self.dup_multi.is_empty()
-                || !self.dup_multi.contains(&meta.dup_key)
-                || seen_dups.insert(meta.dup_key)
+            true
         };
+        let collapsible =
+            |key: u64| key != 0 && !self.dup_multi.is_empty() && self.dup_multi.contains(&key);
         let key = |h: &Hit| {
             let meta = self.index.segs[h.seg].seg.doc(h.doc);
             let id = self.catalog.get(meta.conv).map_or("", |c| c.id.as_str());
             (id, meta.turn)
         };
         let ts = |h: &Hit| self.index.segs[h.seg].seg.doc(h.doc).timestamp;
+        let rank = |a: &Hit, b: &Hit| match req.sort {
+            SortOrder::Relevance => index::scoring::by_score(a, b, |a, b| key(a).cmp(&key(b))),
+            SortOrder::Recent => ts(b).cmp(&ts(a)).then_with(|| key(a).cmp(&key(b))),
+        };
         let want = req.offset + req.limit;
         let params = Bm25::default();
-        let (total, top) = match req.sort {
-            SortOrder::Relevance => {
-                index::evaluate(&self.index, &plan, &params, accept, want, |a, b| {
-                    index::scoring::by_score(a, b, |a, b| key(a).cmp(&key(b)))
-                })
-            }
-            SortOrder::Recent => {
-                index::evaluate(&self.index, &plan, &params, accept, want, |a, b| {
-                    ts(b).cmp(&ts(a)).then_with(|| key(a).cmp(&key(b)))
-                })
-            }
+        // a document no filter can reject and that is no collapsible copy is counted as is
+        let no_filters = conv_ok.is_none()
+            && req.since.is_none()
+            && req.until.is_none()
+            && role_bit.is_none()
+            && tool.is_none()
+            && file.is_none();
+        let surely = |seg: &index::Segment, d: u32| no_filters && !collapsible(seg.key_of(d));
+        let (pruning, surely_on) = match req.sort {
+            SortOrder::Relevance => (index::Pruning::ByScore, true),
+            // the cheap count assumes relevance order
+            SortOrder::Recent => (index::Pruning::Off, false),
         };
+        let shared = std::sync::atomic::AtomicU32::new(0);
+        let run = |scan: &[usize], shared: Option<&std::sync::atomic::AtomicU32>| {
+            let mut seen: FxHashSet<u64> = FxHashSet::default();
+            let accept = |si: usize, d: u32, meta: &index::DocMeta, fields: u8| {
+                passes(si, d, meta, fields)
+                    && (!collapsible(meta.dup_key) || seen.insert(meta.dup_key))
+            };
+            let surely = |seg: &index::Segment, d: u32| surely_on && surely(seg, d);
+            index::evaluate(
+                &self.index,
+                scan,
+                &plan,
+                &params,
+                accept,
+                surely,
+                want,
+                rank,
+                pruning,
+                shared,
+            )
+        };
+        // a broad query on a large index runs on two threads, each over half the segments
+        // (a single term is pruned well enough on one thread)
+        let work: u64 = plan.terms.iter().map(|t| self.index.df(&t.text)).sum();
+        let eval =
+            if work >= PARALLEL_POSTINGS && plan.labels.len() >= 2 && self.index.segs.len() >= 2 {
+                let [a, b] = index::topk::halves(&self.index);
+                let (ea, eb) = std::thread::scope(|s| {
+                    let other = s.spawn(|| run(&b, Some(&shared)));
+                    let mine = run(&a, Some(&shared));
+                    (mine, other.join())
+                });
+                match eb {
+                    Ok(eb) => {
+                        let mut hits: Vec<Hit> = ea.hits.into_iter().chain(eb.hits).collect();
+                        hits.sort_by(rank);
+                        let mut seen: FxHashSet<u64> = FxHashSet::default();
+                        hits.retain(|h| {
+                            let k = self.index.segs[h.seg].seg.key_of(h.doc);
+                            !collapsible(k) || seen.insert(k)
+                        });
+                        hits.truncate(want);
+                        // copies split across the halves may be counted twice
+                        let exact = ea.exact && eb.exact && self.dup_multi.is_empty();
+                        index::Evaluation {
+                            total: ea.total + eb.total,
+                            exact,
+                            hits,
+                        }
+                    }
+                    Err(_) => ea,
+                }
+            } else {
+                let all: Vec<usize> = (0..self.index.segs.len()).collect();
+                run(&all, None)
+            };
+        let (mut total, mut total_exact, top) = (eval.total, eval.exact, eval.hits);
+        // a single plain keyword without filters matches exactly its live documents
+        if !total_exact
+            && no_filters
+            && self.dup_multi.is_empty()
+            && plan.terms.len() == 1
+            && plan.prefixes.is_empty()
+            && plan.excluded.is_empty()
+            && plan.phrases.is_empty()
+            && plan.excluded_phrases.is_empty()
+        {
+            total = self.index.df(&plan.terms[0].text) as usize;
+            total_exact = true;
+        }
         let hits = top
             .into_iter()
             .skip(req.offset)
@@ -276,6 +357,7 @@ impl Snapshot {
             .collect();
         SearchOutcome {
             total,
+            total_exact,
             hits,
             searchable: true,
         }

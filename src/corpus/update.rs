@@ -2,8 +2,8 @@
 //! gone) to new and dead documents, then segment upkeep and a new snapshot. The cost follows the
 //! bytes that changed, not the size of the corpus.
 use super::ingest::{FileState, ReadOutcome};
-use super::writer::{Batch, FileEntry, Writer};
-use crate::transcript::{ConvState, SourceFile, Turn};
+use super::writer::{Batch, ConvUpdate, FileEntry, Writer};
+use crate::transcript::{ConvState, SourceFile};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -176,13 +176,8 @@ impl Writer {
                 c
             }
         };
-        let new_turns: Vec<Turn> = state
-            .completed
-            .iter()
-            .chain(state.open.as_ref())
-            .cloned()
-            .collect();
-        self.update_conversation(entry, conv, state, kills);
+        let (update, new_turns) = ConvUpdate::split(state);
+        self.update_conversation(entry, conv, update, kills);
         for t in &new_turns {
             batch.add(conv, t);
         }

@@ -15,6 +15,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+/// Text a segment of the first build holds before the next one is started.
+const SEGMENT_TEXT_BYTES: usize = 64 << 20;
+
 /// A followed file and the conversations it holds.
 pub(super) struct FileEntry {
     pub(super) state: FileState,
@@ -61,6 +64,44 @@ pub fn tools_field(turn: &Turn) -> String {
         .filter(|t| t.kind == ToolKind::Shell)
         .filter_map(|t| t.command.as_deref());
     facts::tools_field(&names, files, commands)
+}
+
+/// A conversation's new state without its turns' text (the turns go to a segment; this is
+/// what the catalog keeps).
+pub(super) struct ConvUpdate {
+    pub(super) id: String,
+    pub(super) meta: crate::transcript::ConvMeta,
+    pub(super) turn_count: u32,
+    /// First turn whose document is replaced (turns before it are unchanged).
+    pub(super) first_changed: u32,
+    /// Start offsets of turns `first_changed..`.
+    pub(super) offsets: Vec<u64>,
+}
+
+impl ConvUpdate {
+    /// Splits a parser's state into the catalog update and the turns to index.
+    pub(super) fn split(state: ConvState) -> (Self, Vec<Turn>) {
+        let ConvState {
+            id,
+            meta,
+            completed,
+            open,
+            turn_count,
+        } = state;
+        let turns: Vec<Turn> = completed.into_iter().chain(open).collect();
+        let first_changed = turns.first().map_or(turn_count, |t| t.number);
+        let offsets = turns.iter().map(|t| t.start_offset).collect();
+        (
+            ConvUpdate {
+                id,
+                meta,
+                turn_count,
+                first_changed,
+                offsets,
+            },
+            turns,
+        )
+    }
 }
 
 /// Documents added to a segment under construction, to be located once it is finished.
@@ -146,14 +187,21 @@ impl Writer {
         let next = AtomicUsize::new(0);
         let conv_base = AtomicUsize::new(self.next_conv as usize);
         let seg_base = std::sync::atomic::AtomicU64::new(self.next_seg);
-        type Read = (FileState, Vec<ConvState>, Vec<ConvId>);
-        type Built = (Option<(Segment, Vec<(ConvId, u32)>)>, Vec<Read>);
+        type Read = (FileState, Vec<ConvUpdate>, Vec<ConvId>);
+        type Built = (Vec<(Segment, Vec<(ConvId, u32)>)>, Vec<Read>);
         let results: Vec<Built> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
                 .map(|_| {
                     s.spawn(|| {
                         let mut batch = Batch::default();
                         let mut read = Vec::new();
+                        let mut segments = Vec::new();
+                        // finish a segment once it holds this much text: bounded builders keep
+                        // memory (and their growth) in check on large corpora
+                        let finish = |batch: Batch| {
+                            let id = seg_base.fetch_add(1, Ordering::Relaxed);
+                            (batch.builder.finish(id), batch.docs)
+                        };
                         loop {
                             let i = next.fetch_add(1, Ordering::Relaxed);
                             let Some(src) = files.get(i) else { break };
@@ -168,19 +216,25 @@ impl Writer {
                                 .iter()
                                 .map(|_| conv_base.fetch_add(1, Ordering::Relaxed) as ConvId)
                                 .collect();
-                            for (c, &id) in convs.iter().zip(&ids) {
-                                for t in c.completed.iter().chain(c.open.as_ref()) {
+                            // the turns go into the segment; only their summary is kept
+                            let mut updates = Vec::with_capacity(convs.len());
+                            for (c, &id) in convs.into_iter().zip(&ids) {
+                                let (update, turns) = ConvUpdate::split(c);
+                                for t in &turns {
                                     batch.add(id, t);
                                 }
+                                updates.push(update);
                             }
-                            read.push((state, convs, ids));
+                            read.push((state, updates, ids));
+                            if batch.builder.text_bytes() >= SEGMENT_TEXT_BYTES {
+                                segments.push(finish(std::mem::take(&mut batch)));
+                            }
                         }
-                        // finish the segment here, in parallel with the other workers
-                        let seg = (!batch.docs.is_empty()).then(|| {
-                            let id = seg_base.fetch_add(1, Ordering::Relaxed);
-                            (batch.builder.finish(id), batch.docs)
-                        });
-                        (seg, read)
+                        // finish the last segment here, in parallel with the other workers
+                        if !batch.docs.is_empty() {
+                            segments.push(finish(batch));
+                        }
+                        (segments, read)
                     })
                 })
                 .collect();
@@ -188,7 +242,7 @@ impl Writer {
         });
         self.next_conv = conv_base.load(Ordering::Relaxed) as ConvId;
         self.next_seg = seg_base.load(Ordering::Relaxed);
-        for (seg, read) in results {
+        for (segments, read) in results {
             for (state, convs, ids) in read {
                 let path = state.src.path.clone();
                 let src = Arc::new(state.src.clone());
@@ -203,7 +257,7 @@ impl Writer {
                 }
                 self.files.insert(path, entry);
             }
-            if let Some((seg, docs)) = seg {
+            for (seg, docs) in segments {
                 self.place_segment(seg, &docs, true);
             }
         }
@@ -212,6 +266,21 @@ impl Writer {
         self.complete = true;
         self.publish(started);
         let snap = self.shared.snapshot();
+        let mut sizes = [0usize; 5];
+        for sv in &snap.index.segs {
+            for (a, b) in sizes.iter_mut().zip(sv.seg.breakdown()) {
+                *a += b;
+            }
+        }
+        tracing::debug!(
+            text_mb = sizes[0] >> 20,
+            postings_mb = sizes[1] >> 20,
+            dictionary_mb = sizes[2] >> 20,
+            documents_mb = sizes[3] >> 20,
+            paths_mb = sizes[4] >> 20,
+            segments = snap.index.segs.len(),
+            "index memory"
+        );
         tracing::info!(
             files = snap.stats.files,
             conversations = snap.catalog.iter().count(),
@@ -230,14 +299,10 @@ impl Writer {
         &mut self,
         entry: &FileEntry,
         conv: ConvId,
-        state: ConvState,
+        state: ConvUpdate,
         kills: &mut Vec<(u64, u32)>,
     ) {
-        let first_changed = state
-            .completed
-            .first()
-            .or(state.open.as_ref())
-            .map_or(state.turn_count, |t| t.number);
+        let first_changed = state.first_changed;
         let book = self.books.entry(conv).or_default();
         kills.extend(book.docs.iter().skip(first_changed as usize).copied());
         book.docs.truncate(first_changed as usize);
@@ -247,13 +312,7 @@ impl Writer {
             .map(|c| c.turn_offsets.clone())
             .unwrap_or_default();
         offsets.truncate(first_changed as usize);
-        offsets.extend(
-            state
-                .completed
-                .iter()
-                .chain(state.open.as_ref())
-                .map(|t| t.start_offset),
-        );
+        offsets.extend(state.offsets);
         let parent = match &entry.src.role {
             Role::Subagent { parent, .. } => parent
                 .clone()

@@ -1,13 +1,27 @@
 //! Term interning while a segment is built: exact string → dense id. An open-addressing table
-//! keyed by a 64-bit hash with the string compared on every hash match, so different words
-//! never share an id; short keys are compared inline without a library call.
+//! whose slots hold the key's hash and, for keys of up to 16 bytes (nearly all terms), the key
+//! itself: a lookup touches one slot and compares in registers; longer keys are compared with
+//! the stored string. Different words never share an id.
+
+/// Keys up to this many bytes live inside the slot.
+const INLINE: usize = 16;
+
+/// One table slot (40 bytes). `extra` is the caller's per-term word, kept beside the key so
+/// that the per-token bookkeeping touches the same cache line as the lookup.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    hash: u64,
+    /// Id + 1; 0 marks an empty slot.
+    id: u32,
+    len: u32,
+    key: [u8; INLINE],
+    extra: u64,
+}
 
 /// Interned terms and their ids (ids are dense, in first-seen order).
 #[derive(Default)]
 pub struct Interner {
-    /// Slot → id + 1 (0 = empty).
-    slots: Vec<u32>,
-    hashes: Vec<u64>,
+    slots: Vec<Slot>,
     terms: Vec<Box<str>>,
 }
 
@@ -29,33 +43,13 @@ fn hash(bytes: &[u8]) -> u64 {
     h ^ (h >> 29)
 }
 
+/// The key padded into a slot's inline bytes.
 #[inline]
-fn same(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let n = a.len();
-    // fixed-size (overlapping) loads compile to plain moves, no library call
-    let w8 = |s: &[u8], i: usize| {
-        u64::from_le_bytes([
-            s[i],
-            s[i + 1],
-            s[i + 2],
-            s[i + 3],
-            s[i + 4],
-            s[i + 5],
-            s[i + 6],
-            s[i + 7],
-        ])
-    };
-    let w4 = |s: &[u8], i: usize| u32::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]]);
-    match n {
-        0 => true,
-        1..=3 => a.iter().zip(b).all(|(x, y)| x == y),
-        4..=8 => w4(a, 0) == w4(b, 0) && w4(a, n - 4) == w4(b, n - 4),
-        9..=16 => w8(a, 0) == w8(b, 0) && w8(a, n - 8) == w8(b, n - 8),
-        _ => a == b,
-    }
+fn inline_key(bytes: &[u8]) -> [u8; INLINE] {
+    let mut k = [0u8; INLINE];
+    let n = bytes.len().min(INLINE);
+    k[..n].copy_from_slice(&bytes[..n]);
+    k
 }
 
 impl Interner {
@@ -70,24 +64,41 @@ impl Interner {
     /// The id of `term`, inserting it when new; the flag says whether it was new.
     #[inline]
     pub fn get_or_insert(&mut self, term: &str) -> (u32, bool) {
+        let (id, new, _) = self.entry(term, 0);
+        (id, new)
+    }
+
+    /// Like [`Self::get_or_insert`], with the term's `extra` word (set to `init` when new).
+    #[inline]
+    pub fn entry(&mut self, term: &str, init: u64) -> (u32, bool, &mut u64) {
         if self.terms.len() * 2 >= self.slots.len() {
             self.grow();
         }
-        let h = hash(term.as_bytes());
+        let bytes = term.as_bytes();
+        let h = hash(bytes);
+        let key = inline_key(bytes);
+        let len = bytes.len() as u32;
         let mask = self.slots.len() - 1;
         let mut i = (h as usize) & mask;
         loop {
-            let e = self.slots[i];
-            if e == 0 {
+            let s = &self.slots[i];
+            if s.id == 0 {
                 let id = self.terms.len() as u32;
-                self.slots[i] = id + 1;
-                self.hashes.push(h);
+                self.slots[i] = Slot {
+                    hash: h,
+                    id: id + 1,
+                    len,
+                    key,
+                    extra: init,
+                };
                 self.terms.push(term.into());
-                return (id, true);
+                return (id, true, &mut self.slots[i].extra);
             }
-            let id = (e - 1) as usize;
-            if self.hashes[id] == h && same(self.terms[id].as_bytes(), term.as_bytes()) {
-                return (id as u32, false);
+            if s.hash == h && s.len == len && s.key == key {
+                let id = s.id - 1;
+                if bytes.len() <= INLINE || *self.terms[id as usize].as_bytes() == *bytes {
+                    return (id, false, &mut self.slots[i].extra);
+                }
             }
             i = (i + 1) & mask;
         }
@@ -95,14 +106,14 @@ impl Interner {
 
     fn grow(&mut self) {
         let size = (self.slots.len() * 2).max(1024);
-        let mut slots = vec![0u32; size];
+        let mut slots = vec![Slot::default(); size];
         let mask = size - 1;
-        for (id, &h) in self.hashes.iter().enumerate() {
-            let mut i = (h as usize) & mask;
-            while slots[i] != 0 {
+        for s in self.slots.iter().filter(|s| s.id != 0) {
+            let mut i = (s.hash as usize) & mask;
+            while slots[i].id != 0 {
                 i = (i + 1) & mask;
             }
-            slots[i] = id as u32 + 1;
+            slots[i] = *s;
         }
         self.slots = slots;
     }
@@ -135,5 +146,11 @@ mod tests {
             assert_eq!(t.term(i as u32), w);
         }
         assert_eq!(t.len(), 5000);
+        // same first 16 bytes, different tails
+        let a = format!("{}{}", "p".repeat(16), "alpha");
+        let b = format!("{}{}", "p".repeat(16), "betaa");
+        let (ia, _) = t.get_or_insert(&a);
+        let (ib, _) = t.get_or_insert(&b);
+        assert_ne!(ia, ib);
     }
 }

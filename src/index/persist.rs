@@ -140,7 +140,7 @@ pub fn read_segment<R: Read>(d: &mut Decoder<R>) -> io::Result<Segment> {
         "duplicate keys",
     )?;
     let dups = dup_keys.into_iter().zip(dup_docs).collect();
-    Ok(Segment {
+    let mut seg = Segment {
         id,
         term_bytes,
         term_offsets,
@@ -153,7 +153,12 @@ pub fn read_segment<R: Read>(d: &mut Decoder<R>) -> io::Result<Segment> {
         paths,
         path_refs,
         dups,
-    })
+        lens: Vec::new(),
+        keys: Vec::new(),
+        blockmax: Default::default(),
+    };
+    seg.derive();
+    Ok(seg)
 }
 
 pub fn write_tombstones<W: Write>(e: &mut Encoder<W>, t: &Tombstones) -> io::Result<()> {

@@ -1,12 +1,11 @@
 //! BM25 scoring over an [`IndexView`]: document-at-a-time merging of the query terms' postings
 //! (cost grows with the postings of the query terms, not with the corpus), per-field term
 //! weights, required/excluded clauses, caller filters, and top-k selection with a stable order.
-use super::segment::{DocMeta, FIELDS, PostingCursor};
-use super::view::IndexView;
+use super::segment::FIELDS;
 use std::cmp::Ordering;
 
 /// BM25 parameters and field weights.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bm25 {
     pub k1: f32,
     pub b: f32,
@@ -139,15 +138,12 @@ pub fn quantize(score: f32) -> i64 {
     (f64::from(score.max(0.0)) * 10_000.0 + 0.5) as i64
 }
 
-struct TermCursor<'a> {
-    cursor: PostingCursor<'a>,
-    idf: f32,
-    weight: f32,
-    group: u16,
-}
-
 /// Whether a document's text passes the plan's phrase constraints.
-fn phrases_ok(plan: &Plan, text: &super::segment::DocText, scratch: &mut String) -> bool {
+pub(super) fn phrases_ok(
+    plan: &Plan,
+    text: &super::segment::DocText,
+    scratch: &mut String,
+) -> bool {
     if plan.phrases.is_empty() && plan.excluded_phrases.is_empty() {
         return true;
     }
@@ -167,146 +163,4 @@ fn phrases_ok(plan: &Plan, text: &super::segment::DocText, scratch: &mut String)
         }
     }
     found.iter().all(|&f| f)
-}
-
-/// Evaluates `plan` over `view`. `accept` sees each matching live document (and the fields it
-/// matched in) and decides whether it counts. Returns the number of accepted documents and the
-/// best `k` of them in the order `rank` defines (see [`by_score`]).
-pub fn evaluate(
-    view: &IndexView,
-    plan: &Plan,
-    params: &Bm25,
-    mut accept: impl FnMut(usize, u32, &DocMeta, u8) -> bool,
-    k: usize,
-    rank: impl Fn(&Hit, &Hit) -> Ordering,
-) -> (usize, Vec<Hit>) {
-    let n = view.live_docs.max(1);
-    let avg = view.avg_len();
-    let mut total = 0usize;
-    let mut top: Vec<Hit> = Vec::new();
-    let cmp = &rank;
-    let mut scratch = String::new();
-    // the worst of the current top k, once known
-    let mut floor: Option<Hit> = None;
-    let mut global_df = crate::util::hash::FxHashMap::<String, f32>::default();
-    let mut idf_of = |term: &str| -> f32 {
-        if let Some(&v) = global_df.get(term) {
-            return v;
-        }
-        let v = idf(n, view.df(term).max(1));
-        global_df.insert(term.to_owned(), v);
-        v
-    };
-    for (si, sv) in view.segs.iter().enumerate() {
-        let seg = &sv.seg;
-        let mut cursors: Vec<TermCursor> = Vec::new();
-        for t in &plan.terms {
-            if let Some(list) = seg.lookup(&t.text) {
-                cursors.push(TermCursor {
-                    cursor: PostingCursor::new(list),
-                    idf: idf_of(&t.text),
-                    weight: if t.whole {
-                        t.weight * WHOLE_FORM_WEIGHT
-                    } else {
-                        t.weight
-                    },
-                    group: t.group,
-                });
-            }
-        }
-        for (prefix, group) in &plan.prefixes {
-            let range = seg.prefix_range(prefix);
-            let mut ids: Vec<u32> = range.collect();
-            if ids.len() > MAX_PREFIX_EXPANSION {
-                ids.sort_by(|&a, &b| sv.df(b).cmp(&sv.df(a)).then(a.cmp(&b)));
-                ids.truncate(MAX_PREFIX_EXPANSION);
-            }
-            for id in ids {
-                let term = seg.term_str(id).to_owned();
-                cursors.push(TermCursor {
-                    cursor: PostingCursor::new(seg.postings(id)),
-                    idf: idf_of(&term),
-                    weight: 1.0,
-                    group: *group,
-                });
-            }
-        }
-        if cursors.is_empty() {
-            continue;
-        }
-        let mut excluded: Vec<PostingCursor> = plan
-            .excluded
-            .iter()
-            .filter_map(|t| seg.lookup(t))
-            .map(PostingCursor::new)
-            .collect();
-        loop {
-            let d = cursors
-                .iter()
-                .map(|c| c.cursor.doc)
-                .min()
-                .unwrap_or(u32::MAX);
-            if d == u32::MAX {
-                break;
-            }
-            let meta = seg.doc(d);
-            let norm = params.k1 * (1.0 - params.b + params.b * meta.len as f32 / avg);
-            let mut score = 0.0f32;
-            let mut groups = 0u64;
-            let mut fields = 0u8;
-            for c in cursors.iter_mut().filter(|c| c.cursor.doc == d) {
-                let tf = c.cursor.tf;
-                let mut tfw = 0.0f32;
-                for (f, (&n, &w)) in tf.iter().zip(&params.field_weights).enumerate() {
-                    if n > 0 {
-                        tfw += w * n as f32;
-                        fields |= 1 << f;
-                    }
-                }
-                score += c.weight * c.idf * tfw * (params.k1 + 1.0) / (tfw + norm);
-                groups |= 1u64 << (c.group.min(63));
-                c.cursor.next();
-            }
-            if sv.dead.contains(d) || groups & plan.required != plan.required || score <= 0.0 {
-                continue;
-            }
-            if excluded.iter_mut().any(|x| {
-                while x.doc < d {
-                    x.next();
-                }
-                x.doc == d
-            }) {
-                continue;
-            }
-            let has_phrases = !plan.phrases.is_empty() || !plan.excluded_phrases.is_empty();
-            if has_phrases && !phrases_ok(plan, &seg.text(d), &mut scratch) {
-                continue;
-            }
-            if !accept(si, d, meta, fields) {
-                continue;
-            }
-            total += 1;
-            let hit = Hit {
-                seg: si,
-                doc: d,
-                score,
-                groups,
-                fields,
-                rounded: quantize(score),
-            };
-            if floor.is_some_and(|f| cmp(&hit, &f) == Ordering::Greater) {
-                continue;
-            }
-            top.push(hit);
-            if k > 0 && top.len() >= 2 * k + 64 {
-                top.select_nth_unstable_by(k - 1, cmp);
-                top.truncate(k);
-                // documents ranking below the current k-th can never enter the top
-                floor = top.iter().copied().max_by(cmp);
-            }
-        }
-    }
-    top.sort_by(cmp);
-    top.truncate(k);
-    (total, top)
 }

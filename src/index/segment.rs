@@ -92,7 +92,7 @@ fn put_tf(out: &mut Vec<u8>, tf: &Tf) {
 }
 
 #[inline]
-fn get_tf(buf: &[u8], pos: &mut usize) -> Tf {
+pub(super) fn get_tf(buf: &[u8], pos: &mut usize) -> Tf {
     let b = buf.get(*pos).copied().unwrap_or(1);
     *pos += 1;
     if b != 0 {
@@ -147,6 +147,20 @@ impl<'a> PostingCursor<'a> {
         self.tf = get_tf(self.bytes, &mut self.pos);
     }
 
+    /// A cursor over `bytes` from byte `pos`, with `left` postings to go, the previous
+    /// document being `base` (used to jump to a block).
+    pub fn resume(bytes: &'a [u8], pos: usize, left: u32, base: u32) -> Self {
+        let mut c = PostingCursor {
+            bytes,
+            pos,
+            left,
+            doc: base,
+            tf: [0; FIELDS],
+        };
+        c.advance_from(base, false);
+        c
+    }
+
     /// Moves to the next posting; `doc` becomes `u32::MAX` at the end.
     #[inline]
     pub fn next(&mut self) {
@@ -176,6 +190,12 @@ pub struct Segment {
     pub(super) path_refs: Vec<(u32, u32, u8)>,
     /// (duplicate key, document) for documents that have one, sorted.
     pub(super) dups: Vec<(u64, u32)>,
+    /// Per document: its length and duplicate key, packed densely for the scoring loop (the
+    /// full `DocMeta` is only read for documents that may enter the results). Derived.
+    pub(super) lens: Vec<u32>,
+    pub(super) keys: Vec<u64>,
+    /// Block-max metadata of the long posting lists. Derived.
+    pub(super) blockmax: super::blockmax::BlockMax,
 }
 
 impl Segment {
@@ -197,6 +217,29 @@ impl Segment {
 
     pub fn doc(&self, d: u32) -> &DocMeta {
         &self.docs[d as usize]
+    }
+
+    /// Length of document `d` (dense array).
+    #[inline]
+    pub fn len_of(&self, d: u32) -> u32 {
+        self.lens[d as usize]
+    }
+
+    /// Duplicate key of document `d` (dense array; 0 = none).
+    #[inline]
+    pub fn key_of(&self, d: u32) -> u64 {
+        self.keys[d as usize]
+    }
+
+    /// Fills the derived data: dense per-document arrays and block-max metadata.
+    pub(super) fn derive(&mut self) {
+        self.lens = self.docs.iter().map(|m| m.len).collect();
+        self.keys = self.docs.iter().map(|m| m.dup_key).collect();
+        self.blockmax = super::blockmax::BlockMax::build(self, &super::scoring::Bm25::default());
+    }
+
+    pub fn blockmax(&self) -> &super::blockmax::BlockMax {
+        &self.blockmax
     }
 
     pub fn text(&self, d: u32) -> DocText<'_> {
@@ -280,6 +323,20 @@ impl Segment {
             .map(|r| r.1)
     }
 
+    /// Bytes held by (text, postings, dictionary, documents, paths), for diagnostics.
+    pub fn breakdown(&self) -> [usize; 5] {
+        [
+            self.text.len(),
+            self.postings.len(),
+            self.term_bytes.len()
+                + self.term_offsets.len() * 4
+                + self.post_offsets.len() * 8
+                + self.dfs.len() * 4,
+            self.docs.len() * std::mem::size_of::<DocMeta>() + self.dups.len() * 16,
+            self.paths.iter().map(|p| p.len()).sum::<usize>() + self.path_refs.len() * 12,
+        ]
+    }
+
     /// Approximate heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.term_bytes.capacity()
@@ -323,14 +380,8 @@ pub struct NewDoc<'a> {
 #[derive(Default)]
 pub struct SegmentBuilder {
     terms: Interner,
-    lists: Vec<Vec<u8>>,
-    dfs: Vec<u32>,
-    /// Last document with a posting written, per term (`u32::MAX`: none yet).
-    prev_doc: Vec<u32>,
-    /// Document for which `slot` is valid, per term.
-    cur_doc: Vec<u32>,
-    /// Position of the term's entry in `doc_terms` for the current document.
-    slot: Vec<u32>,
+    /// Per term id, everything indexing touches (one place in memory per token).
+    state: Vec<TermState>,
     doc_terms: Vec<(u32, Tf)>,
     docs: Vec<DocMeta>,
     text: String,
@@ -340,6 +391,22 @@ pub struct SegmentBuilder {
     paths: Vec<Box<str>>,
     path_refs: Vec<(u32, u32, u8)>,
     dups: Vec<(u64, u32)>,
+}
+
+/// A term's postings under construction.
+#[derive(Default)]
+struct TermState {
+    list: Vec<u8>,
+    df: u32,
+    /// Last document with a posting written (`u32::MAX`: none yet).
+    prev_doc: u32,
+}
+
+/// The interner's per-term word while a document is tokenized: the document (+1, 0 = none)
+/// in the high half, the term's position in `doc_terms` in the low half.
+#[inline]
+fn pack(doc: u32, slot: u32) -> u64 {
+    (u64::from(doc) + 1) << 32 | u64::from(slot)
 }
 
 impl SegmentBuilder {
@@ -367,31 +434,25 @@ impl SegmentBuilder {
             field_len[f] = text.len() as u32;
             let Self {
                 terms,
-                lists,
-                dfs,
-                prev_doc,
-                cur_doc,
-                slot,
+                state,
                 doc_terms,
                 tokenizer,
                 ..
             } = self;
+            let here = u64::from(d) + 1;
             tokenizer.for_each_term(text, |term| {
                 len += 1;
-                let (id, new) = terms.get_or_insert(term);
+                let (id, new, extra) = terms.entry(term, 0);
                 if new {
-                    lists.push(Vec::new());
-                    dfs.push(0);
-                    prev_doc.push(u32::MAX);
-                    cur_doc.push(u32::MAX);
-                    slot.push(0);
+                    state.push(TermState {
+                        prev_doc: u32::MAX,
+                        ..TermState::default()
+                    });
                 }
-                let i = id as usize;
-                if cur_doc[i] == d {
-                    doc_terms[slot[i] as usize].1[f] += 1;
+                if *extra >> 32 == here {
+                    doc_terms[(*extra & 0xffff_ffff) as usize].1[f] += 1;
                 } else {
-                    cur_doc[i] = d;
-                    slot[i] = doc_terms.len() as u32;
+                    *extra = pack(d, doc_terms.len() as u32);
                     let mut tf = [0; FIELDS];
                     tf[f] = 1;
                     doc_terms.push((id, tf));
@@ -399,16 +460,16 @@ impl SegmentBuilder {
             });
         }
         for &(id, tf) in &self.doc_terms {
-            let i = id as usize;
-            let delta = if self.prev_doc[i] == u32::MAX {
+            let t = &mut self.state[id as usize];
+            let delta = if t.prev_doc == u32::MAX {
                 d
             } else {
-                d - self.prev_doc[i]
+                d - t.prev_doc
             };
-            put_varint(&mut self.lists[i], u64::from(delta));
-            put_tf(&mut self.lists[i], &tf);
-            self.prev_doc[i] = d;
-            self.dfs[i] += 1;
+            put_varint(&mut t.list, u64::from(delta));
+            put_tf(&mut t.list, &tf);
+            t.prev_doc = d;
+            t.df += 1;
         }
         for (op, path) in super::facts::files(doc.fields[FIELD_TOOLS]) {
             let id = match self.path_ids.get(path) {
@@ -443,7 +504,7 @@ impl SegmentBuilder {
         let mut order: Vec<u32> = (0..terms.len() as u32).collect();
         order.sort_unstable_by(|&a, &b| terms[a as usize].cmp(&terms[b as usize]));
         let total_term_bytes: usize = terms.iter().map(|t| t.len()).sum();
-        let total_post: usize = self.lists.iter().map(Vec::len).sum();
+        let total_post: usize = self.state.iter().map(|t| t.list.len()).sum();
         let mut path_order: Vec<u32> = (0..self.paths.len() as u32).collect();
         path_order.sort_unstable_by(|&a, &b| self.paths[a as usize].cmp(&self.paths[b as usize]));
         let mut path_rank = vec![0u32; self.paths.len()];
@@ -474,23 +535,28 @@ impl SegmentBuilder {
             dfs: Vec::with_capacity(order.len()),
             postings: Vec::with_capacity(total_post),
             docs: self.docs,
+            lens: Vec::new(),
+            keys: Vec::new(),
+            blockmax: Default::default(),
             text: self.text,
             total_len: self.total_len,
         };
-        let mut lists = self.lists;
+        let mut state = self.state;
         for &t in &order {
             let t = t as usize;
             seg.term_offsets.push(seg.term_bytes.len() as u32);
             seg.term_bytes.extend_from_slice(terms[t].as_bytes());
             seg.post_offsets.push(seg.postings.len() as u64);
-            seg.postings.extend_from_slice(&lists[t]);
-            lists[t] = Vec::new();
-            seg.dfs.push(self.dfs[t]);
+            // free each list as soon as it is copied
+            let list = std::mem::take(&mut state[t].list);
+            seg.postings.extend_from_slice(&list);
+            seg.dfs.push(state[t].df);
         }
         seg.term_offsets.push(seg.term_bytes.len() as u32);
         seg.post_offsets.push(seg.postings.len() as u64);
         seg.text.shrink_to_fit();
         seg.docs.shrink_to_fit();
+        seg.derive();
         seg
     }
 }

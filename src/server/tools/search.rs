@@ -105,8 +105,11 @@ pub struct SearchResult {
 pub struct SearchResponse {
     pub results: Vec<SearchResult>,
     pub query: String,
-    /// Number of matching turns (duplicates collapsed) before paging.
+    /// Number of matching turns (duplicates collapsed) before paging. On large indexes a
+    /// broad query stops counting matches that cannot rank: then `total_exact` is false and
+    /// `total` is a lower bound.
     pub total: usize,
+    pub total_exact: bool,
     pub offset: usize,
     /// Offset of the next page, when more results exist.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -182,6 +185,7 @@ pub fn run(snap: &Snapshot, p: SearchParams) -> Result<SearchResponse, ToolError
         results: Vec::new(),
         query: budget::clip(&p.query, budget::ECHO_CHARS),
         total: outcome.total,
+        total_exact: outcome.total_exact,
         offset: req.offset,
         next_offset: None,
         truncated: false,

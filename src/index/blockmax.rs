@@ -1,0 +1,220 @@
+//! Block-max metadata for dynamic pruning: each long posting list is cut into blocks of 128
+//! postings, and each block records its last document, where it ends, and the largest
+//! length-normalised term frequency ("impact") in it. A cursor can then skip a whole block
+//! without decoding it, and a search can tell that no document of a block can rank.
+//!
+//! Impacts are computed with the segment's own average length; a search with another average
+//! scales the bound by `max(1, avg_query / avg_segment)`, which keeps it an upper bound.
+use super::scoring::Bm25;
+use super::segment::{PostingCursor, PostingList, Segment, get_tf, get_varint};
+
+/// Postings per block.
+pub const BLOCK: u32 = 128;
+
+/// One block of a posting list.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Block {
+    pub last_doc: u32,
+    /// Byte offset, within the term's postings, where the block ends.
+    pub end: u32,
+    /// Largest `tfw / (tfw + k1 (1 - b + b len / avg))` in the block.
+    pub max_impact: f32,
+}
+
+/// Blocks of the terms that have more than one block's worth of postings.
+#[derive(Debug, Default, Clone)]
+pub struct BlockMax {
+    /// Term ids with blocks, sorted; `first[i]` is where term `terms[i]`'s blocks start.
+    terms: Vec<u32>,
+    first: Vec<u32>,
+    blocks: Vec<Block>,
+    /// Parameters the impacts were computed with.
+    pub avg: f32,
+    pub params: Option<Bm25>,
+}
+
+impl BlockMax {
+    /// Computes the blocks of every long posting list of `seg`.
+    pub fn build(seg: &Segment, params: &Bm25) -> Self {
+        let avg = if seg.doc_count() == 0 {
+            1.0
+        } else {
+            (seg.total_len() as f64 / seg.doc_count() as f64) as f32
+        };
+        let norm0 = params.k1 * (1.0 - params.b);
+        let norm1 = params.k1 * params.b / avg.max(f32::MIN_POSITIVE);
+        let mut out = BlockMax {
+            avg,
+            params: Some(*params),
+            ..BlockMax::default()
+        };
+        for id in 0..seg.term_count() as u32 {
+            let list = seg.postings(id);
+            if list.df <= BLOCK {
+                continue;
+            }
+            out.terms.push(id);
+            out.first.push(out.blocks.len() as u32);
+            let (mut pos, mut doc, mut n) = (0usize, 0u32, 0u32);
+            let mut max = 0.0f32;
+            while n < list.df {
+                let delta = get_varint(list.bytes, &mut pos) as u32;
+                doc = if n == 0 { delta } else { doc + delta };
+                let tf = get_tf(list.bytes, &mut pos);
+                let tfw: f32 = tf
+                    .iter()
+                    .zip(&params.field_weights)
+                    .map(|(&t, &w)| w * t as f32)
+                    .sum();
+                let impact = tfw / (tfw + norm0 + norm1 * seg.len_of(doc) as f32);
+                max = max.max(impact);
+                n += 1;
+                if n % BLOCK == 0 || n == list.df {
+                    out.blocks.push(Block {
+                        last_doc: doc,
+                        end: pos as u32,
+                        max_impact: max,
+                    });
+                    max = 0.0;
+                }
+            }
+        }
+        out.first.push(out.blocks.len() as u32);
+        out
+    }
+
+    /// Whether the impacts hold for a search with `params`.
+    pub fn usable(&self, params: &Bm25) -> bool {
+        self.params.is_some_and(|p| {
+            p.k1 == params.k1 && p.b == params.b && p.field_weights == params.field_weights
+        })
+    }
+
+    /// The blocks of a term (empty for short lists, whose impact is bounded by 1).
+    pub fn blocks(&self, term_id: u32) -> &[Block] {
+        match self.terms.binary_search(&term_id) {
+            Ok(i) => &self.blocks[self.first[i] as usize..self.first[i + 1] as usize],
+            Err(_) => &[],
+        }
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.terms.capacity() * 4 + self.first.capacity() * 4 + self.blocks.capacity() * 12
+    }
+}
+
+/// A posting cursor that can skip blocks.
+pub struct BlockCursor<'a> {
+    pub inner: PostingCursor<'a>,
+    blocks: &'a [Block],
+    bytes: &'a [u8],
+    df: u32,
+    /// Index of the current posting.
+    n: u32,
+    /// Block looked at by [`Self::block_max_at`] (moves forward only, decodes nothing).
+    shallow: usize,
+}
+
+impl<'a> BlockCursor<'a> {
+    pub fn new(list: PostingList<'a>, blocks: &'a [Block]) -> Self {
+        BlockCursor {
+            inner: PostingCursor::new(list),
+            blocks,
+            bytes: list.bytes,
+            df: list.df,
+            n: 0,
+            shallow: 0,
+        }
+    }
+
+    #[inline]
+    pub fn doc(&self) -> u32 {
+        self.inner.doc
+    }
+
+    #[inline]
+    pub fn next(&mut self) {
+        self.inner.next();
+        self.n += 1;
+    }
+
+    /// Largest impact in the current block (1 when the list has no blocks).
+    #[inline]
+    pub fn block_max(&self) -> f32 {
+        self.blocks
+            .get((self.n / BLOCK) as usize)
+            .map_or(1.0, |b| b.max_impact)
+    }
+
+    /// Last document of the current block (`u32::MAX` when the list has no blocks).
+    #[inline]
+    pub fn block_last(&self) -> u32 {
+        self.blocks
+            .get((self.n / BLOCK) as usize)
+            .map_or(u32::MAX, |b| b.last_doc)
+    }
+
+    /// Largest impact of the block that would hold `doc`, without moving the cursor
+    /// (0 past the end of the list; 1 when the list has no blocks). `doc` must not decrease
+    /// between calls.
+    pub fn block_max_at(&mut self, doc: u32) -> f32 {
+        if self.blocks.is_empty() {
+            return if self.inner.doc == u32::MAX { 0.0 } else { 1.0 };
+        }
+        self.shallow = self.shallow.max((self.n / BLOCK) as usize);
+        while self.shallow < self.blocks.len() && self.blocks[self.shallow].last_doc < doc {
+            self.shallow += 1;
+        }
+        self.blocks.get(self.shallow).map_or(0.0, |b| b.max_impact)
+    }
+
+    /// Largest impact of the whole list.
+    pub fn list_max(&self) -> f32 {
+        if self.blocks.is_empty() {
+            1.0
+        } else {
+            self.blocks.iter().map(|b| b.max_impact).fold(0.0, f32::max)
+        }
+    }
+
+    /// Skips to the first posting of the next block.
+    pub fn skip_block(&mut self) {
+        let b = (self.n / BLOCK) as usize;
+        match self.blocks.get(b) {
+            Some(block) if b + 1 < self.blocks.len() => self.jump(b + 1, block.last_doc, block.end),
+            _ => {
+                self.inner.doc = u32::MAX;
+                self.n = self.df;
+            }
+        }
+    }
+
+    /// Positions on block `b` (≥ 1), whose predecessor ends at `end` with `last_doc`.
+    fn jump(&mut self, b: usize, last_doc: u32, end: u32) {
+        self.n = b as u32 * BLOCK;
+        self.inner = PostingCursor::resume(self.bytes, end as usize, self.df - self.n, last_doc);
+    }
+
+    /// Moves to the first posting at or after `target`, skipping whole blocks that end before.
+    pub fn advance_to(&mut self, target: u32) {
+        if self.inner.doc >= target {
+            return;
+        }
+        let mut b = (self.n / BLOCK) as usize;
+        if b < self.blocks.len() && self.blocks[b].last_doc < target {
+            while b + 1 < self.blocks.len() && self.blocks[b].last_doc < target {
+                b += 1;
+            }
+            if self.blocks[b].last_doc < target {
+                self.inner.doc = u32::MAX;
+                self.n = self.df;
+                return;
+            }
+            let prev = self.blocks[b - 1];
+            self.jump(b, prev.last_doc, prev.end);
+        }
+        while self.inner.doc < target {
+            self.next();
+        }
+    }
+}
