@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// File magic and layout version; bump the version whenever the layout or anything that
 /// changes indexed content (tokenizer, turn rules) changes.
 pub const MAGIC: &[u8; 8] = b"CSINDEX\0";
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 /// Where the cache lives and which file belongs to this configuration.
 #[derive(Debug, Clone)]
@@ -140,6 +140,27 @@ impl Cache {
             }
         }
     }
+}
+
+/// What the persistent index did in this process, for `index_status`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CacheReport {
+    /// The cache file; `None` when the cache is disabled (`--no-cache`, no home directory).
+    pub path: Option<PathBuf>,
+    /// How the first build began: `disabled`, `absent` (no cache file yet), `restored`, or
+    /// `rejected` (unreadable, corrupt or foreign: rebuilt from the transcripts).
+    pub start: &'static str,
+    /// Why the cache file was rejected.
+    pub rejected_because: Option<String>,
+    /// Transcript files taken from the cache unchanged at start.
+    pub files_reused: u64,
+    /// Transcript files that had changed, appeared or vanished since the cache was written and
+    /// were read again at start.
+    pub files_changed: u64,
+    /// Successful cache writes so far.
+    pub writes: u64,
+    /// The last write's error, cleared by the next successful write.
+    pub write_error: Option<String>,
 }
 
 /// Size of the cache file on disk, if any.

@@ -217,6 +217,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// How long an exiting server waits for the indexer to save its pending cache update.
+const STOP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let roots = roots(global, args.pattern.as_deref())?;
     let shared = Shared::new(Snapshot {
@@ -226,11 +229,12 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let writer_shared = Arc::clone(&shared);
     let cfg = global.live_config();
     let cache = cache_for(global, &roots);
+    let (stopper, tx, rx) = live::channel_pair();
     std::thread::Builder::new()
         .name("indexer".into())
         .spawn(move || {
             let writer = Writer::new(roots, Arc::clone(&writer_shared));
-            live::run(writer, writer_shared, cfg, cache);
+            live::run(writer, writer_shared, cfg, cache, (tx, rx));
         })
         .context("cannot start the indexer thread")?;
     // One thread: requests are answered in well under a millisecond, and keeping the
@@ -240,6 +244,9 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(crate::server::serve_stdio(shared))?;
+    let served = runtime.block_on(crate::server::serve_stdio(shared));
+    // the client is gone: let the indexer save what changed since its last cache write
+    stopper.stop(STOP_TIMEOUT);
+    served?;
     Ok(ExitCode::SUCCESS)
 }

@@ -19,6 +19,8 @@ const FULL_HASH_MAX: u64 = 4 << 20;
 /// Windows sampled across a long prefix, and their size.
 const SAMPLES: u64 = 16;
 const SAMPLE_BYTES: u64 = 1024;
+/// A read prefix up to this size is verified whole when a restart restores the file.
+const RESTORE_FULL_MAX: u64 = 64 << 10;
 
 /// Identity of what has been read, to notice a rewrite without re-parsing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -28,8 +30,11 @@ pub struct Fingerprint {
     /// Hash of the 4096 bytes (or fewer) that end at the offset.
     pub tail: u64,
     /// Hash of the whole read prefix when it is at most 4 MiB, else of 16 windows spread over
-    /// it. Checked before each incremental read; a restart only checks head and tail.
+    /// it. Checked before each incremental read.
     pub prefix: u64,
+    /// What a restart checks besides head and tail, cheaply: the whole prefix when it is at
+    /// most 64 KiB, else 16 windows spread over it.
+    pub sampled: u64,
 }
 
 /// What happened to a file since it was last read.
@@ -110,6 +115,19 @@ fn prefix_hash(file: &mut File, offset: u64) -> io::Result<u64> {
     if offset <= FULL_HASH_MAX {
         return hash_range(file, 0, offset);
     }
+    windows_hash(file, offset)
+}
+
+/// The restart check of the prefix: whole up to 64 KiB, else sampled windows.
+fn sampled_hash(file: &mut File, offset: u64) -> io::Result<u64> {
+    if offset <= RESTORE_FULL_MAX {
+        return hash_range(file, 0, offset);
+    }
+    windows_hash(file, offset)
+}
+
+/// Hash of 16 windows of 1 KiB spread evenly over `[0, offset)`.
+fn windows_hash(file: &mut File, offset: u64) -> io::Result<u64> {
     let mut sum = crate::util::codec::Checksum::default();
     let stride = offset / (SAMPLES + 1);
     for i in 1..=SAMPLES {
@@ -186,7 +204,8 @@ impl FileState {
             && meta.len() == self.size
             && meta.modified().ok() == self.mtime
             && self.offset <= meta.len()
-            && head_tail(&mut file, self.offset)? == (self.fingerprint.head, self.fingerprint.tail))
+            && head_tail(&mut file, self.offset)? == (self.fingerprint.head, self.fingerprint.tail)
+            && sampled_hash(&mut file, self.offset)? == self.fingerprint.sampled)
     }
 
     pub fn path(&self) -> &Path {
@@ -288,7 +307,18 @@ impl FileState {
         } else {
             prefix_hash(&mut file, self.offset)?
         };
-        self.fingerprint = Fingerprint { head, tail, prefix };
+        // up to 64 KiB and beyond 4 MiB the restart check is the prefix hash itself
+        let sampled = if self.offset <= RESTORE_FULL_MAX || self.offset > FULL_HASH_MAX {
+            prefix
+        } else {
+            windows_hash(&mut file, self.offset)?
+        };
+        self.fingerprint = Fingerprint {
+            head,
+            tail,
+            prefix,
+            sampled,
+        };
         Ok(ReadOutcome::Appended(
             self.parser.as_mut().map(|p| p.drain()).unwrap_or_default(),
         ))

@@ -67,6 +67,9 @@ pub struct Stats {
     pub files_appended: u64,
     pub files_removed: u64,
     pub files_added: u64,
+    /// Distinct files an update found new, changed or gone (a rewrite that is read again
+    /// counts once, unlike in the counters above).
+    pub files_touched: u64,
     pub segments_merged: u64,
     /// Per source directory, in `--source` order.
     pub sources: Vec<SourceHealth>,
@@ -102,6 +105,7 @@ pub struct LiveStatus {
     pub events: AtomicU64,
     pub debounce_ms: AtomicU64,
     pub max_staleness_ms: AtomicU64,
+    cache: Mutex<crate::cache::CacheReport>,
 }
 
 impl LiveStatus {
@@ -123,6 +127,15 @@ impl LiveStatus {
 
     pub fn error(&self) -> Option<String> {
         self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// What the persistent index did so far.
+    pub fn cache(&self) -> crate::cache::CacheReport {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn update_cache(&self, f: impl FnOnce(&mut crate::cache::CacheReport)) {
+        f(&mut self.cache.lock().unwrap_or_else(|p| p.into_inner()));
     }
 }
 

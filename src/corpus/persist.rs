@@ -154,8 +154,21 @@ struct Restored {
 }
 
 impl Writer {
-    /// Writes the current state to the cache. Returns the file's size.
+    /// Writes the current state to the cache and notes the outcome for `index_status`.
+    /// Returns the file's size.
     pub fn save_cache(&self, cache: &Cache) -> io::Result<u64> {
+        let result = self.write_cache(cache);
+        self.shared.live.update_cache(|r| match &result {
+            Ok(_) => {
+                r.writes += 1;
+                r.write_error = None;
+            }
+            Err(e) => r.write_error = Some(e.to_string()),
+        });
+        result
+    }
+
+    fn write_cache(&self, cache: &Cache) -> io::Result<u64> {
         cache.write(|w| {
             let mut e = Encoder::new(&mut *w);
             e.u32(self.next_conv)?;
@@ -176,6 +189,7 @@ impl Writer {
                 e.u64(s.fingerprint.head)?;
                 e.u64(s.fingerprint.tail)?;
                 e.u64(s.fingerprint.prefix)?;
+                e.u64(s.fingerprint.sampled)?;
                 e.u64(s.skipped)?;
                 e.varint(s.stamp.len() as u64)?;
                 for st in &s.stamp {
@@ -287,6 +301,7 @@ fn read_state<R: Read>(d: &mut Decoder<R>) -> io::Result<Restored> {
             head: d.u64()?,
             tail: d.u64()?,
             prefix: d.u64()?,
+            sampled: d.u64()?,
         };
         let skipped = d.u64()?;
         let mut stamp = Vec::new();
@@ -400,12 +415,29 @@ impl Writer {
     /// anything was read, refreshes the cache. Returns whether the cache needs saving.
     pub fn start(&mut self, cache: Option<&Cache>) -> bool {
         let started = std::time::Instant::now();
+        let live = Arc::clone(&self.shared.live);
+        live.update_cache(|r| {
+            r.path = cache.map(Cache::path);
+            r.start = if cache.is_some() {
+                "absent"
+            } else {
+                "disabled"
+            };
+        });
         if let Some(cache) = cache {
             cache.sweep();
             match self.load_cache(cache) {
                 Ok(true) => {
                     self.complete = true;
-                    let changed = self.refresh_restored();
+                    let restored = self.files.len() as u64;
+                    let (changed, new_files) = self.refresh_restored();
+                    let s = &self.stats;
+                    let touched = s.files_touched;
+                    live.update_cache(|r| {
+                        r.start = "restored";
+                        r.files_changed = touched;
+                        r.files_reused = restored.saturating_sub(touched - new_files.min(touched));
+                    });
                     // the start is not an update: live counters begin after it
                     let sources = std::mem::take(&mut self.stats.sources);
                     self.stats = super::Stats {
@@ -429,6 +461,10 @@ impl Writer {
                         "ignoring the index cache `{}` ({e}); rebuilding it",
                         cache.path().display()
                     );
+                    live.update_cache(|r| {
+                        r.start = "rejected";
+                        r.rejected_because = Some(e.to_string());
+                    });
                 }
             }
         }
@@ -438,7 +474,8 @@ impl Writer {
 
     /// After a restore: drop vanished files, re-read changed ones, add new ones. Publishes when
     /// anything changed and returns whether it did.
-    fn refresh_restored(&mut self) -> bool {
+    /// Also returns how many files are new since the cache was written.
+    fn refresh_restored(&mut self) -> (bool, u64) {
         let started = std::time::Instant::now();
         let found = self.discover();
         let known: Vec<PathBuf> = self.files.keys().cloned().collect();
@@ -446,6 +483,13 @@ impl Writer {
             .into_iter()
             .filter(|f| self.files.get(&f.path).is_none_or(|e| *e.src != *f))
             .collect();
-        self.process(started, known.into_iter().collect(), fresh)
+        let new_files = fresh
+            .iter()
+            .filter(|f| !self.files.contains_key(&f.path))
+            .count() as u64;
+        (
+            self.process(started, known.into_iter().collect(), fresh),
+            new_files,
+        )
     }
 }

@@ -94,6 +94,8 @@ impl Writer {
         let mut batch = Batch::default();
         let mut kills: Vec<(u64, u32)> = Vec::new();
         let mut files_changed = false;
+        let added_before = self.stats.files_added;
+        let fresh_paths: BTreeSet<PathBuf> = fresh.iter().map(|f| f.path.clone()).collect();
         for src in fresh {
             match self.files.get(&src.path) {
                 Some(e) if *e.src == src => continue,
@@ -111,11 +113,16 @@ impl Writer {
             self.files.insert(src.path.clone(), FileEntry::new(src));
         }
         let mut changed = files_changed;
+        let mut touched = self.stats.files_added - added_before;
         for path in &targets {
             let (c, gone) = self.update_path(path, &mut batch, &mut kills);
             changed |= c;
             files_changed |= gone;
+            if (c || gone) && !fresh_paths.contains(path) {
+                touched += 1;
+            }
         }
+        self.stats.files_touched += touched;
         if !changed {
             return false;
         }

@@ -11,9 +11,9 @@ use schedule::Schedule;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
-use watch::Watch;
+use watch::{Wake, Watch};
 
 /// Timing of the live index.
 #[derive(Debug, Clone, Copy)]
@@ -39,9 +39,37 @@ impl Default for LiveConfig {
     }
 }
 
-/// Builds the index, then keeps it fresh until the process ends. Runs on its own thread and
-/// owns the writer.
-pub fn run(mut writer: Writer, shared: Arc<Shared>, cfg: LiveConfig, cache: Option<Cache>) {
+/// Asks the indexer thread to save its pending work and stop.
+#[derive(Clone)]
+pub struct Stopper(Sender<Wake>);
+
+impl Stopper {
+    /// Requests the stop and waits up to `timeout` for the indexer to confirm (it cannot
+    /// answer while its first build runs; the cache file is replaced atomically, so exiting
+    /// meanwhile loses nothing).
+    pub fn stop(&self, timeout: Duration) {
+        let (done_tx, done_rx) = channel();
+        if self.0.send(Wake::Stop(done_tx)).is_ok() {
+            let _ = done_rx.recv_timeout(timeout);
+        }
+    }
+}
+
+/// The channel that wakes the indexer: the sender side to stop it, the receiver for [`run`].
+pub fn channel_pair() -> (Stopper, Sender<Wake>, Receiver<Wake>) {
+    let (tx, rx) = channel();
+    (Stopper(tx.clone()), tx, rx)
+}
+
+/// Builds the index, then keeps it fresh until stopped (see [`Stopper`]). Runs on its own
+/// thread and owns the writer; `tx`/`rx` come from [`channel_pair`].
+pub fn run(
+    mut writer: Writer,
+    shared: Arc<Shared>,
+    cfg: LiveConfig,
+    cache: Option<Cache>,
+    (tx, rx): (Sender<Wake>, Receiver<Wake>),
+) {
     let status = &shared.live;
     status
         .debounce_ms
@@ -50,7 +78,6 @@ pub fn run(mut writer: Writer, shared: Arc<Shared>, cfg: LiveConfig, cache: Opti
         .max_staleness_ms
         .store(cfg.max_staleness.as_millis() as u64, Ordering::Relaxed);
     let roots: Vec<PathBuf> = writer.roots().iter().map(|r| r.dir.clone()).collect();
-    let (tx, rx) = channel();
     // Watch before the first build so that nothing written meanwhile is missed.
     let mut watch = if cfg.force_poll {
         status.set_mode("poll", None);
@@ -92,6 +119,7 @@ pub fn run(mut writer: Writer, shared: Arc<Shared>, cfg: LiveConfig, cache: Opti
             wake = wake.min(due);
         }
         let mut rescan = false;
+        let mut stop = None;
         match rx.recv_timeout(wake.saturating_duration_since(now)) {
             Ok(first) => {
                 // take everything already queued, then note each path once
@@ -101,12 +129,13 @@ pub fn run(mut writer: Writer, shared: Arc<Shared>, cfg: LiveConfig, cache: Opti
                 let mut paths: Vec<PathBuf> = Vec::new();
                 for event in events {
                     match event {
-                        Ok(event) => {
+                        Wake::Stop(done) => stop = Some(done),
+                        Wake::Fs(Ok(event)) => {
                             let (p, lost) = watch::changed_paths(event);
                             rescan |= lost;
                             paths.extend(p);
                         }
-                        Err(e) => {
+                        Wake::Fs(Err(e)) => {
                             tracing::warn!("file watcher error: {e}");
                             status.set_error(e.to_string());
                             rescan = true;
@@ -140,12 +169,19 @@ pub fn run(mut writer: Writer, shared: Arc<Shared>, cfg: LiveConfig, cache: Opti
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
+                // every sender is gone: nothing can stop or wake us any more but the clock
                 if watch.is_some() {
                     tracing::warn!("file watcher stopped; rescanning periodically instead");
                     status.set_mode("poll", Some("the file watcher stopped".into()));
                     watch = None;
                 }
+                std::thread::sleep(wake.saturating_duration_since(Instant::now()));
             }
+        }
+        if let Some(done) = stop {
+            saver.save_now(&writer);
+            let _ = done.send(());
+            return;
         }
         let now = Instant::now();
         let due = schedule.take_due(now);
@@ -182,8 +218,15 @@ impl Saver {
     }
 
     fn maybe_save(&mut self, writer: &Writer) {
+        if self.due().is_some_and(|d| d <= Instant::now()) {
+            self.save_now(writer);
+        }
+    }
+
+    /// Saves now if anything changed since the last save.
+    fn save_now(&mut self, writer: &Writer) {
         let Some(cache) = &self.cache else { return };
-        if !self.dirty || self.due().is_some_and(|d| d > Instant::now()) {
+        if !self.dirty {
             return;
         }
         let started = Instant::now();

@@ -16,6 +16,13 @@ use std::sync::mpsc::Sender;
 /// What the watcher sends: one file-system event, or an error.
 pub type WatchEvent = notify::Result<Event>;
 
+/// What wakes the indexer thread: a file-system event, or the server shutting down (answered
+/// on the enclosed sender once pending work is saved).
+pub enum Wake {
+    Fs(WatchEvent),
+    Stop(Sender<()>),
+}
+
 type Inner = RecommendedWatcher;
 
 /// What is being watched for one root.
@@ -43,9 +50,9 @@ fn nearest_existing_ancestor(path: &Path) -> Option<PathBuf> {
 
 impl Watch {
     /// Starts watching `roots`; events (batches of changed paths) go to `tx`.
-    pub fn start(roots: &[PathBuf], tx: Sender<WatchEvent>) -> Result<Self, String> {
+    pub fn start(roots: &[PathBuf], tx: Sender<Wake>) -> Result<Self, String> {
         let inner = notify::recommended_watcher(move |event: WatchEvent| {
-            let _ = tx.send(event);
+            let _ = tx.send(Wake::Fs(event));
         })
         .map_err(|e| e.to_string())?;
         let mut w = Watch {

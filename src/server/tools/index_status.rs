@@ -22,6 +22,45 @@ pub struct StatusParams {
     pub max_chars: Option<i64>,
 }
 
+/// The persistent index's state (see [`crate::cache::CacheReport`]).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct CacheOut {
+    /// False with `--no-cache` (or without a home directory).
+    pub enabled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// How the first build began: `disabled`, `absent`, `restored` or `rejected`.
+    pub start: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected_because: Option<String>,
+    pub files_reused: u64,
+    pub files_changed: u64,
+    pub writes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_error: Option<String>,
+}
+
+impl From<crate::cache::CacheReport> for CacheOut {
+    fn from(r: crate::cache::CacheReport) -> Self {
+        CacheOut {
+            enabled: r.path.is_some(),
+            path: r.path.map(|p| p.display().to_string()),
+            start: if r.start.is_empty() {
+                "pending"
+            } else {
+                r.start
+            }
+            .to_owned(),
+            rejected_because: r.rejected_because,
+            files_reused: r.files_reused,
+            files_changed: r.files_changed,
+            writes: r.writes,
+            write_error: r.write_error,
+        }
+    }
+}
+
 /// Health of one transcript source.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -82,6 +121,8 @@ pub struct StatusOut {
     pub segments: usize,
     /// Per source directory.
     pub sources: Vec<SourceOut>,
+    /// What the persistent index did in this process.
+    pub cache: CacheOut,
     /// Warnings of sources whose files yield no turns.
     pub warnings: Vec<String>,
     /// True when detail was left out to stay within max_chars.
@@ -102,6 +143,9 @@ pub fn run(snap: &Snapshot, p: StatusParams) -> Result<StatusOut, ToolError> {
         out.projects_dir = None;
         out.pattern = None;
         out.indexed_at = None;
+        out.cache.path = None;
+        out.cache.rejected_because = None;
+        out.cache.write_error = None;
         out.truncated = true;
     }
     Ok(out)
@@ -167,6 +211,7 @@ fn status(snap: &Snapshot) -> StatusOut {
                 warning: h.warning.clone(),
             })
             .collect(),
+        cache: live.cache().into(),
         truncated: false,
         warnings: snap
             .stats
