@@ -1,5 +1,6 @@
 //! The corpus: which transcript files are indexed, the conversations they hold, and immutable
 //! snapshots that queries read while a single writer prepares the next one.
+pub mod browse;
 pub mod catalog;
 pub mod dups;
 pub mod ingest;

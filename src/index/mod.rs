@@ -4,6 +4,7 @@ pub mod blockmax;
 pub mod facts;
 pub mod intern;
 pub mod persist;
+pub mod postings;
 pub mod query;
 pub mod scoring;
 pub mod segment;

@@ -15,6 +15,12 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::Path;
 
+mod discover;
+mod prompt;
+pub use discover::{Entry, discover_project, discover_subagents, sorted_entries, subagent_id};
+use discover::{nested_subagent, project_file};
+pub use prompt::{prompt_text, strip_elements};
+
 /// The Claude Code adapter.
 pub struct Claude;
 
@@ -69,40 +75,9 @@ impl Adapter for Claude {
         let rel = path.strip_prefix(root).ok()?;
         let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
         match parts.as_slice() {
-            [project, file] if pattern.matches(project) => {
-                let stem = file.strip_suffix(".jsonl").filter(|s| !s.is_empty())?;
-                let role = match agent_file_id(file) {
-                    Some(agent_id) => Role::Subagent {
-                        agent_id: agent_id.to_owned(),
-                        parent: None,
-                        agent_type: None,
-                        description: None,
-                    },
-                    None => Role::Session {
-                        id: stem.to_owned(),
-                    },
-                };
-                Some(SourceFile {
-                    path: path.to_owned(),
-                    format: FORMAT,
-                    group: Some((*project).to_owned()),
-                    role,
-                })
-            }
-            [project, session, "subagents", file] if pattern.matches(project) => {
-                let agent_id = agent_file_id(file)?;
-                let (agent_type, description) = read_agent_meta(path.parent()?, agent_id);
-                Some(SourceFile {
-                    path: path.to_owned(),
-                    format: FORMAT,
-                    group: Some((*project).to_owned()),
-                    role: Role::Subagent {
-                        agent_id: agent_id.to_owned(),
-                        parent: Some((*session).to_owned()),
-                        agent_type,
-                        description,
-                    },
-                })
+            [project, file] if pattern.matches(project) => project_file(path, project, file),
+            [project, session, "subagents", _] if pattern.matches(project) => {
+                nested_subagent(path, project, session)
             }
             _ => None,
         }
@@ -120,127 +95,6 @@ impl Adapter for Claude {
 
     fn reader(&self, file: &SourceFile) -> Reader {
         Reader::Lines(Box::new(ClaudeParser::new(file)))
-    }
-}
-
-/// A directory entry: name, path and whether it is a directory (symlinks followed).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Entry {
-    pub name: String,
-    pub path: std::path::PathBuf,
-    pub is_dir: bool,
-}
-
-/// Entries of a directory, sorted by name (unreadable directories yield nothing). Uses the
-/// directory entry's type, so no extra `stat` per file except for symlinks.
-pub fn sorted_entries(dir: &Path) -> Vec<Entry> {
-    let mut v: Vec<Entry> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let path = e.path();
-            let ft = e.file_type().ok()?;
-            let is_dir = if ft.is_symlink() {
-                path.is_dir()
-            } else {
-                ft.is_dir()
-            };
-            Some(Entry { name, path, is_dir })
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-/// Sub-agent transcripts of one session directory (`<session>/subagents/agent-*.jsonl`).
-pub fn discover_subagents(
-    session_dir: &Path,
-    group: &str,
-    session: &str,
-    out: &mut Vec<SourceFile>,
-) {
-    let sub = session_dir.join("subagents");
-    for e in sorted_entries(&sub).into_iter().filter(|e| !e.is_dir) {
-        if let Some(agent_id) = agent_file_id(&e.name) {
-            let (agent_type, description) = read_agent_meta(&sub, agent_id);
-            out.push(SourceFile {
-                path: e.path,
-                format: FORMAT,
-                group: Some(group.to_owned()),
-                role: Role::Subagent {
-                    agent_id: agent_id.to_owned(),
-                    parent: Some(session.to_owned()),
-                    agent_type,
-                    description,
-                },
-            });
-        }
-    }
-}
-
-/// Classifies the files of one project directory.
-pub fn discover_project(dir: &Path, group: &str, out: &mut Vec<SourceFile>) {
-    for Entry { name, path, is_dir } in sorted_entries(dir) {
-        if is_dir {
-            discover_subagents(&path, group, &name, out);
-        } else if let Some(stem) = name.strip_suffix(".jsonl") {
-            let role = match agent_file_id(&name) {
-                Some(agent_id) => Role::Subagent {
-                    agent_id: agent_id.to_owned(),
-                    parent: None,
-                    agent_type: None,
-                    description: None,
-                },
-                None => Role::Session {
-                    id: stem.to_owned(),
-                },
-            };
-            if !stem.is_empty() {
-                out.push(SourceFile {
-                    path,
-                    format: FORMAT,
-                    group: Some(group.to_owned()),
-                    role,
-                });
-            }
-        }
-    }
-}
-
-/// `agent-<id>.jsonl` → `<id>`.
-fn agent_file_id(file_name: &str) -> Option<&str> {
-    file_name
-        .strip_prefix("agent-")?
-        .strip_suffix(".jsonl")
-        .filter(|id| !id.is_empty())
-}
-
-#[derive(Deserialize)]
-struct AgentMeta<'a> {
-    #[serde(rename = "agentType", borrow, default)]
-    agent_type: LStr<'a>,
-    #[serde(borrow, default)]
-    description: LStr<'a>,
-}
-
-fn read_agent_meta(dir: &Path, agent_id: &str) -> (Option<String>, Option<String>) {
-    let Ok(bytes) = std::fs::read(dir.join(format!("agent-{agent_id}.meta.json"))) else {
-        return (None, None);
-    };
-    match serde_json::from_slice::<AgentMeta>(&bytes) {
-        Ok(m) => (m.agent_type.into_owned(), m.description.into_owned()),
-        Err(_) => (None, None),
-    }
-}
-
-/// Conversation id of a sub-agent: `<parent session>/agent-<id>`, or `agent-<id>` while the
-/// parent is unknown. Session ids are file stems, so neither form can collide with one.
-pub fn subagent_id(parent: Option<&str>, agent_id: &str) -> String {
-    match parent {
-        Some(p) => format!("{p}/agent-{agent_id}"),
-        None => format!("agent-{agent_id}"),
     }
 }
 
@@ -360,79 +214,6 @@ fn tool_call(id: Option<String>, name: &str, input: Option<&RawValue>) -> ToolCa
         _ => {}
     }
     call
-}
-
-/// Harness wrappers: a prompt made only of these is not typed by the human.
-const HARNESS_TAGS: &[&str] = &[
-    "command-name",
-    "command-message",
-    "command-args",
-    "local-command-stdout",
-    "local-command-stderr",
-    "local-command-caveat",
-    "bash-input",
-    "bash-stdout",
-    "bash-stderr",
-    "task-notification",
-    "system-reminder",
-];
-
-/// IDE context the editor prefixes to real prompts: stripped from the prompt's text.
-const CONTEXT_TAGS: &[&str] = &[
-    "ide_opened_file",
-    "ide_selection",
-    "ide_diagnostics",
-    "system-reminder",
-];
-
-const INTERRUPTS: &[&str] = &[
-    "[Request interrupted by user]",
-    "[Request interrupted by user for tool use]",
-];
-
-/// Removes every `<tag …>…</tag>` element of the given tags (unclosed ones run to the end).
-pub fn strip_elements(text: &str, tags: &[&str]) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    'outer: while let Some(lt) = rest.find('<') {
-        for tag in tags {
-            let after = &rest[lt + 1..];
-            if after.starts_with(tag)
-                && after[tag.len()..].starts_with(|c: char| c == '>' || c.is_whitespace())
-            {
-                out.push_str(&rest[..lt]);
-                let close = format!("</{tag}>");
-                rest = match rest[lt..].find(&close) {
-                    Some(end) => &rest[lt + end + close.len()..],
-                    None => "",
-                };
-                continue 'outer;
-            }
-        }
-        out.push_str(&rest[..=lt]);
-        rest = &rest[lt + 1..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The human text of a prompt, or `None` when the record is harness noise.
-pub fn prompt_text(raw: &str) -> Option<String> {
-    let trimmed = raw.trim();
-    if trimmed.is_empty() || INTERRUPTS.contains(&trimmed) {
-        return None;
-    }
-    if trimmed.contains('<') {
-        let mut all: Vec<&str> = HARNESS_TAGS.to_vec();
-        all.extend_from_slice(CONTEXT_TAGS);
-        if strip_elements(trimmed, &all).trim().is_empty() {
-            return None;
-        }
-        let text = strip_elements(trimmed, CONTEXT_TAGS);
-        let text = text.trim();
-        return (!text.is_empty() && !INTERRUPTS.contains(&text)).then(|| text.to_owned());
-    }
-    Some(trimmed.to_owned())
 }
 
 /// Resumable parser for one Claude Code transcript file.

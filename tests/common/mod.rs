@@ -3,6 +3,7 @@
 //! Every test binary includes this with `mod common;`; not every binary uses every helper.
 #![allow(dead_code)]
 
+pub mod cache;
 pub mod fixture;
 pub mod formats;
 pub mod ids;

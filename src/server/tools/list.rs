@@ -2,7 +2,7 @@
 use super::budget::{self, json_len};
 use super::{check_limit, check_offset, check_source, check_time, iso};
 use crate::corpus::Snapshot;
-use crate::corpus::query::ListRange;
+use crate::corpus::browse::ListRange;
 use crate::server::{ConversationServer, ToolError, input_schema, output_schema};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, JsonObject};

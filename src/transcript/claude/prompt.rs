@@ -1,0 +1,75 @@
+//! What counts as a human prompt in a Claude Code `user` record: harness wrappers
+//! (slash-command and local-command tags) and interrupt markers are not, and IDE context
+//! elements are stripped from the prompts that are.
+/// Harness wrappers: a prompt made only of these is not typed by the human.
+const HARNESS_TAGS: &[&str] = &[
+    "command-name",
+    "command-message",
+    "command-args",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+    "bash-input",
+    "bash-stdout",
+    "bash-stderr",
+    "task-notification",
+    "system-reminder",
+];
+
+/// IDE context the editor prefixes to real prompts: stripped from the prompt's text.
+const CONTEXT_TAGS: &[&str] = &[
+    "ide_opened_file",
+    "ide_selection",
+    "ide_diagnostics",
+    "system-reminder",
+];
+
+const INTERRUPTS: &[&str] = &[
+    "[Request interrupted by user]",
+    "[Request interrupted by user for tool use]",
+];
+
+/// Removes every `<tag …>…</tag>` element of the given tags (unclosed ones run to the end).
+pub fn strip_elements(text: &str, tags: &[&str]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    'outer: while let Some(lt) = rest.find('<') {
+        for tag in tags {
+            let after = &rest[lt + 1..];
+            if after.starts_with(tag)
+                && after[tag.len()..].starts_with(|c: char| c == '>' || c.is_whitespace())
+            {
+                out.push_str(&rest[..lt]);
+                let close = format!("</{tag}>");
+                rest = match rest[lt..].find(&close) {
+                    Some(end) => &rest[lt + end + close.len()..],
+                    None => "",
+                };
+                continue 'outer;
+            }
+        }
+        out.push_str(&rest[..=lt]);
+        rest = &rest[lt + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The human text of a prompt, or `None` when the record is harness noise.
+pub fn prompt_text(raw: &str) -> Option<String> {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() || INTERRUPTS.contains(&trimmed) {
+        return None;
+    }
+    if trimmed.contains('<') {
+        let mut all: Vec<&str> = HARNESS_TAGS.to_vec();
+        all.extend_from_slice(CONTEXT_TAGS);
+        if strip_elements(trimmed, &all).trim().is_empty() {
+            return None;
+        }
+        let text = strip_elements(trimmed, CONTEXT_TAGS);
+        let text = text.trim();
+        return (!text.is_empty() && !INTERRUPTS.contains(&text)).then(|| text.to_owned());
+    }
+    Some(trimmed.to_owned())
+}
