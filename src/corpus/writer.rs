@@ -392,11 +392,20 @@ impl Writer {
                 ..SourceHealth::default()
             })
             .collect();
-        let keys: Vec<(&'static str, PathBuf)> =
-            out.iter().map(|h| (h.format, h.path.clone())).collect();
+        // byte prefixes: files are always joined onto their root, and this runs per file and
+        // per conversation on every update (`Path::starts_with` walks components: slow)
+        let keys: Vec<(&'static str, &[u8])> = self
+            .roots
+            .iter()
+            .map(|r| (r.adapter.name(), r.dir.as_os_str().as_encoded_bytes()))
+            .collect();
         let index_of = |path: &std::path::Path, format: &str| {
-            keys.iter()
-                .position(|(f, p)| *f == format && path.starts_with(p))
+            let b = path.as_os_str().as_encoded_bytes();
+            keys.iter().position(|(f, root)| {
+                *f == format
+                    && b.starts_with(root)
+                    && (b.len() == root.len() || b[root.len()] == b'/' || root.ends_with(b"/"))
+            })
         };
         let mut rows: Vec<(usize, u64, u64)> = Vec::new();
         for entry in self.files.values() {

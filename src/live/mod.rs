@@ -102,7 +102,9 @@ pub fn run(
     let mut saver = Saver {
         cache,
         dirty,
-        last: None,
+        // restored unchanged: the first change waits for the interval like any other
+        last: (!dirty).then(Instant::now),
+        took: Duration::ZERO,
     };
     saver.maybe_save(&writer);
     let mut schedule = Schedule::new(cfg.debounce, cfg.max_staleness);
@@ -201,17 +203,24 @@ pub fn run(
 const SAVE_INTERVAL: Duration = Duration::from_secs(30);
 
 /// Writes the persistent index after the first build and then at most every
-/// [`SAVE_INTERVAL`] while changes keep coming.
+/// [`SAVE_INTERVAL`] while changes keep coming (less often when a write takes long: the writer
+/// thread spends at most 1/[`SAVE_BUSY_RATIO`] of its time saving), and on shutdown.
 struct Saver {
     cache: Option<Cache>,
     dirty: bool,
+    /// When the last write ended (or the start, when the cache was restored unchanged).
     last: Option<Instant>,
+    /// How long the last write took.
+    took: Duration,
 }
+
+/// A save may come again only after `SAVE_BUSY_RATIO` times its own duration.
+const SAVE_BUSY_RATIO: u32 = 20;
 
 impl Saver {
     fn due(&self) -> Option<Instant> {
         match (self.dirty, self.cache.is_some(), self.last) {
-            (true, true, Some(last)) => Some(last + SAVE_INTERVAL),
+            (true, true, Some(last)) => Some(last + SAVE_INTERVAL.max(self.took * SAVE_BUSY_RATIO)),
             (true, true, None) => Some(Instant::now()),
             _ => None,
         }
@@ -242,6 +251,7 @@ impl Saver {
             ),
         }
         self.dirty = false;
+        self.took = started.elapsed();
         self.last = Some(Instant::now());
     }
 }
