@@ -1,5 +1,6 @@
 //! MCP surface: initialize, tools/list (names, readOnlyHint, schemas), text + structuredContent
-//! agreement, index_status fields, clean JSON-RPC stdout, concurrent calls.
+//! agreement, index_status fields, clean JSON-RPC stdout, concurrent calls, stdio that is not
+//! a pipe.
 
 mod common;
 
@@ -250,4 +251,53 @@ fn unknown_tool_is_refused_and_server_keeps_working() {
         Err(e) => assert!(e["code"].is_i64(), "{e}"),
     }
     assert_eq!(s.search("quokkafin")["total"], 1);
+}
+
+/// Requests from a regular file and replies into one (not pipes: tokio's own stdio handles are
+/// used then); every request is answered before the server exits at end of input.
+#[test]
+fn serves_stdin_and_stdout_that_are_files() {
+    let dir = ProjectsDir::new();
+    let mut s = dir.project("-home-u-files").session("files-1");
+    s.exchange("zebracorn in a file-driven session", "answer");
+    let io = tempfile::tempdir().expect("temp dir");
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "file-test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "search_conversations", "arguments": {"query": "zebracorn"}}}),
+    ];
+    let input = io.path().join("in.jsonl");
+    let lines: Vec<String> = requests.iter().map(Value::to_string).collect();
+    std::fs::write(&input, lines.join("\n") + "\n").expect("write requests");
+    let output = io.path().join("out.jsonl");
+    let iso = common::IsolatedEnv::new();
+    let mut cmd = std::process::Command::new(common::bin_path());
+    cmd.args(["--projects-dir", dir.path_str()])
+        .stdin(std::fs::File::open(&input).expect("open requests"))
+        .stdout(std::fs::File::create(&output).expect("create replies"))
+        .stderr(std::process::Stdio::null());
+    iso.apply(&mut cmd);
+    let mut child = cmd.spawn().expect("spawn");
+    let status = common::poll_until_desc(
+        "the server to exit at end of input",
+        std::time::Duration::from_secs(20),
+        || child.try_wait().expect("wait"),
+    );
+    assert!(status.success(), "exit status {status}");
+    let replies: Vec<Value> = std::fs::read_to_string(&output)
+        .expect("read replies")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON"))
+        .collect();
+    let search = replies
+        .iter()
+        .find(|r| r["id"] == 2)
+        .unwrap_or_else(|| panic!("no reply to the search: {replies:?}"));
+    assert_eq!(
+        search["result"]["structuredContent"]["total"], 1,
+        "{search}"
+    );
 }

@@ -1,5 +1,6 @@
 //! The MCP server: one file per tool under [`tools`], each a thin shell over the corpus. Tool
 //! work runs on the blocking pool, so a panic becomes an error result instead of a hung client.
+mod stdio;
 pub mod tools;
 
 use crate::corpus::{Shared, Snapshot};
@@ -227,10 +228,19 @@ impl ServerHandler for ConversationServer {
 
 /// Serves MCP over stdin/stdout until the client disconnects.
 pub async fn serve_stdio(shared: Arc<Shared>) -> anyhow::Result<()> {
+    match stdio::pipes() {
+        Some(io) => serve_on(shared, io).await,
+        None => serve_on(shared, rmcp::transport::stdio()).await,
+    }
+}
+
+async fn serve_on<R, W>(shared: Arc<Shared>, io: (R, W)) -> anyhow::Result<()>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
     use rmcp::ServiceExt;
-    let service = ConversationServer::new(shared)
-        .serve(rmcp::transport::stdio())
-        .await?;
+    let service = ConversationServer::new(shared).serve(io).await?;
     service.waiting().await?;
     Ok(())
 }
