@@ -27,8 +27,9 @@ pub fn halves(view: &IndexView) -> [Vec<usize>; 2] {
     out
 }
 
-/// Segments with fewer documents are evaluated exhaustively (exact counts, no set-up cost).
-pub const PRUNE_MIN_DOCS: usize = 4096;
+/// Segments with fewer documents are evaluated exhaustively (exact counts). Low enough that
+/// a 300 MB corpus (a few segments of ~2.5k turns) prunes: 4 common terms p50 0.45 -> 0.26 ms.
+pub const PRUNE_MIN_DOCS: usize = 1024;
 
 /// How pruning is allowed for one evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
