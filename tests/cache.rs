@@ -364,3 +364,63 @@ fn updates_after_start_are_saved_for_the_next_start() {
     );
     assert!(!next.hits("Fennelwraith").is_empty());
 }
+
+#[test]
+fn appends_after_a_restore_continue_the_file_without_rereading_it() {
+    let corpus = Corpus::new();
+    let cache_dir = tempfile::tempdir().expect("cache dir");
+    let first = serve(&corpus, &cache_args(cache_dir.path()));
+    wait_written(&first);
+    drop(first);
+
+    let mut args = cache_args(cache_dir.path());
+    args.extend(["--debounce-ms", "200"]);
+    let restored = serve(&corpus, &args);
+    assert_eq!(cache(&restored)["start"], "restored");
+    let sessions = corpus.sessions();
+    let file = &sessions[sessions.len() / 2];
+    let sid = file.file_stem().unwrap().to_string_lossy().into_owned();
+    let turns_before = restored.read_conversation(&sid)["total_turns"]
+        .as_u64()
+        .expect("total_turns");
+    assert!(turns_before > 0, "{sid} has no turns");
+
+    // a reply that joins the last turn, then a new turn
+    let mut w = corpus.writer_for(file);
+    w.assistant_text(
+        &common::ids::new_msg_id(),
+        "Plinthmorrow joins the last turn",
+    );
+    w.exchange(
+        "Vexquadrant starts a new turn",
+        "and Vexquadrant is answered",
+    );
+    let joined = common::live::wait_hits(&restored, "Plinthmorrow");
+    assert_eq!(
+        joined,
+        vec![(sid.clone(), turns_before - 1)],
+        "joins the last turn"
+    );
+    let added = common::live::wait_hits(&restored, "Vexquadrant");
+    assert_eq!(
+        added,
+        vec![(sid.clone(), turns_before)],
+        "a new turn after the others"
+    );
+    let st = common::live::wait_idle(&restored);
+    assert_eq!(
+        num(&st, "files_reread"),
+        0,
+        "read again from the start: {st}"
+    );
+    assert!(num(&st, "files_appended") >= 1, "{st}");
+
+    let extra = ["Plinthmorrow", "Vexquadrant"];
+    let mut seen = observe(&restored, &extra);
+    seen.push(restored.read_conversation(&sid));
+    drop(restored);
+    let plain = serve(&corpus, &["--no-cache"]);
+    let mut expected = observe(&plain, &extra);
+    expected.push(plain.read_conversation(&sid));
+    assert_same(&seen, &expected, "restored + appended vs --no-cache");
+}

@@ -192,6 +192,44 @@ impl FileState {
         }
     }
 
+    /// A restored line file that grew while its read prefix stayed the same: rebuilds the
+    /// parser's state by parsing the prefix again, without returning its turns (the index
+    /// already holds them), so that only the appended lines are indexed. Returns false when the
+    /// prefix changed (or the format is not line-based): the file must be read from scratch.
+    fn resume_restored(&mut self) -> io::Result<bool> {
+        if self.unit.is_some() || self.offset == 0 {
+            return Ok(false);
+        }
+        let mut file = File::open(&self.src.path)?;
+        let meta = file.metadata()?;
+        let end = self.offset;
+        if !meta.is_file()
+            || meta.len() < end
+            || head_tail(&mut file, end)? != (self.fingerprint.head, self.fingerprint.tail)
+            || prefix_hash(&mut file, end)? != self.fingerprint.prefix
+        {
+            return Ok(false);
+        }
+        let Some(Reader::Lines(parser)) = adapter(self.src.format).map(|a| a.reader(&self.src))
+        else {
+            return Ok(false);
+        };
+        let (skipped, warned) = (self.skipped, self.warned);
+        self.parser = Some(parser);
+        self.offset = 0;
+        self.stream = StreamChecksum::default();
+        self.history_done = false;
+        self.warned = true; // its skipped lines were reported when it was first read
+        self.read_lines_until(&mut file, end)?;
+        self.finish_history();
+        if let Some(p) = self.parser.as_mut() {
+            drop(p.drain());
+        }
+        (self.skipped, self.warned) = (skipped, warned);
+        self.restored = false;
+        Ok(self.offset == end)
+    }
+
     /// Whether the file is still exactly as recorded (size, mtime and the fingerprint of what
     /// was read), for a restored file.
     fn restored_unchanged(&mut self) -> io::Result<bool> {
@@ -258,11 +296,13 @@ impl FileState {
 
     fn try_read(&mut self) -> io::Result<ReadOutcome> {
         if self.restored {
-            return Ok(if self.restored_unchanged()? {
-                ReadOutcome::Unchanged
-            } else {
-                ReadOutcome::Rewritten
-            });
+            if self.restored_unchanged()? {
+                return Ok(ReadOutcome::Unchanged);
+            }
+            if !self.resume_restored()? {
+                return Ok(ReadOutcome::Rewritten);
+            }
+            // the parser now stands where the cache left the file: read what was appended
         }
         if self.unit.is_some() {
             return self.read_unit();
@@ -361,6 +401,11 @@ impl FileState {
 
     /// Feeds complete lines from `self.offset` to the end of the file.
     fn read_lines(&mut self, file: &mut File) -> io::Result<()> {
+        self.read_lines_until(file, u64::MAX)
+    }
+
+    /// Feeds complete lines from `self.offset`, reading no further than byte `limit`.
+    fn read_lines_until(&mut self, file: &mut File, limit: u64) -> io::Result<()> {
         file.seek(SeekFrom::Start(self.offset))?;
         // One buffer per thread, reused across files.
         thread_local! {
@@ -370,14 +415,19 @@ impl FileState {
         if buf.len() < CHUNK {
             buf.resize(CHUNK, 0);
         }
-        let result = self.read_lines_into(file, &mut buf);
+        let result = self.read_lines_into(file, &mut buf, limit);
         if buf.len() <= 8 * CHUNK {
             BUF.with(|b| *b.borrow_mut() = buf);
         }
         result
     }
 
-    fn read_lines_into(&mut self, file: &mut File, buf: &mut Vec<u8>) -> io::Result<()> {
+    fn read_lines_into(
+        &mut self,
+        file: &mut File,
+        buf: &mut Vec<u8>,
+        limit: u64,
+    ) -> io::Result<()> {
         let mut filled = 0usize;
         let mut first_error: Option<(u64, String)> = None;
         let mut new_skips = 0u64;
@@ -386,7 +436,9 @@ impl FileState {
                 // a line longer than the buffer: grow it
                 buf.resize(buf.len() * 2, 0);
             }
-            let n = file.read(&mut buf[filled..])?;
+            let room = limit.saturating_sub(self.offset + filled as u64);
+            let want = (buf.len() - filled).min(usize::try_from(room).unwrap_or(usize::MAX));
+            let n = file.read(&mut buf[filled..filled + want])?;
             if n == 0 {
                 break;
             }
