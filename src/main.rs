@@ -1,4 +1,5 @@
 //! Entry point: parse the command line, set up logging on stderr, run.
+#![deny(clippy::print_stdout)]
 use clap::Parser;
 use conversation_search::cli::{self, Cli};
 use std::process::ExitCode;
