@@ -31,6 +31,30 @@ pub fn json_len<T: serde::Serialize>(value: &T) -> usize {
     serde_json::to_string(value).map_or(usize::MAX, |s| s.chars().count())
 }
 
+/// Appends `rows` to `out` while the response stays within `max_chars`, `used` being the
+/// characters already taken. Returns true when a row had to be left out.
+pub fn fill<T: serde::Serialize>(
+    rows: impl IntoIterator<Item = T>,
+    out: &mut Vec<T>,
+    used: &mut usize,
+    max_chars: usize,
+) -> bool {
+    for row in rows {
+        let len = json_len(&row) + 1;
+        if *used + len > max_chars {
+            return true;
+        }
+        *used += len;
+        out.push(row);
+    }
+    false
+}
+
+/// Where the next page starts when `offset + shown` rows of `total` were seen.
+pub fn next_offset(offset: usize, shown: usize, total: usize) -> Option<usize> {
+    (offset + shown < total).then_some(offset + shown)
+}
+
 /// Characters `c` takes inside a JSON string.
 fn json_cost(c: char) -> usize {
     match c {

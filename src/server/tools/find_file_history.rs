@@ -87,34 +87,23 @@ pub fn run(snap: &Snapshot, p: FileHistoryParams) -> Result<FileHistoryResponse,
         complete: snap.complete,
     };
     let mut used = json_len(&resp) + 50;
-    for t in rows {
-        let row = FileTouchOut {
-            path: t.path,
-            operation: facts::op_name(*t.ops.iter().max().unwrap_or(&facts::OP_READ)).to_owned(),
-            operations: t
-                .ops
-                .iter()
-                .map(|&o| facts::op_name(o).to_owned())
-                .collect(),
-            session_id: t.conv.id.clone(),
-            source: t.conv.source().to_owned(),
-            project: t.project,
-            timestamp: iso(t.timestamp),
-            turn_number: t.turn,
-            parent_session_id: t.conv.parent.clone(),
-        };
-        let len = json_len(&row) + 1;
-        if used + len > max_chars {
-            resp.truncated = true;
-            break;
-        }
-        used += len;
-        resp.results.push(row);
-    }
-    let shown = offset + resp.results.len();
-    if shown < total {
-        resp.next_offset = Some(shown);
-    }
+    let rows = rows.into_iter().map(|t| FileTouchOut {
+        path: t.path,
+        operation: facts::op_name(*t.ops.iter().max().unwrap_or(&facts::OP_READ)).to_owned(),
+        operations: t
+            .ops
+            .iter()
+            .map(|&o| facts::op_name(o).to_owned())
+            .collect(),
+        session_id: t.conv.id.clone(),
+        source: t.conv.source().to_owned(),
+        project: t.project,
+        timestamp: iso(t.timestamp),
+        turn_number: t.turn,
+        parent_session_id: t.conv.parent.clone(),
+    });
+    resp.truncated = budget::fill(rows, &mut resp.results, &mut used, max_chars);
+    resp.next_offset = budget::next_offset(offset, resp.results.len(), total);
     Ok(resp)
 }
 

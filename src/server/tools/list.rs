@@ -97,32 +97,21 @@ pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
         complete: snap.complete,
     };
     let mut used = json_len(&resp) + 50;
-    for r in rows {
-        let row = ListedConversation {
-            session_id: r.conv.id.clone(),
-            source: r.conv.source().to_owned(),
-            project: r.project,
-            summary: r.conv.meta.summary(),
-            slug: r.conv.meta.slug.clone(),
-            first_timestamp: iso(r.conv.meta.first_ts),
-            last_timestamp: iso(r.conv.meta.last_ts),
-            turn_count: r.conv.turn_count,
-            cwd: r.conv.meta.cwd.clone(),
-            git_branch: r.conv.meta.git_branch.clone(),
-            subagent_count: r.subagent_count,
-        };
-        let len = json_len(&row) + 1;
-        if used + len > max_chars {
-            resp.truncated = true;
-            break;
-        }
-        used += len;
-        resp.conversations.push(row);
-    }
-    let shown = offset + resp.conversations.len();
-    if shown < total {
-        resp.next_offset = Some(shown);
-    }
+    let rows = rows.into_iter().map(|r| ListedConversation {
+        session_id: r.conv.id.clone(),
+        source: r.conv.source().to_owned(),
+        project: r.project,
+        summary: r.conv.meta.summary(),
+        slug: r.conv.meta.slug.clone(),
+        first_timestamp: iso(r.conv.meta.first_ts),
+        last_timestamp: iso(r.conv.meta.last_ts),
+        turn_count: r.conv.turn_count,
+        cwd: r.conv.meta.cwd.clone(),
+        git_branch: r.conv.meta.git_branch.clone(),
+        subagent_count: r.subagent_count,
+    });
+    resp.truncated = budget::fill(rows, &mut resp.conversations, &mut used, max_chars);
+    resp.next_offset = budget::next_offset(offset, resp.conversations.len(), total);
     Ok(resp)
 }
 

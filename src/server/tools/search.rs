@@ -198,36 +198,26 @@ pub fn run(snap: &Snapshot, p: SearchParams) -> Result<SearchResponse, ToolError
     // room for the envelope fields that may still be set
     let mut used = json_len(&resp) + 200;
     let available = outcome.hits.len();
-    for h in outcome.hits {
-        let r = SearchResult {
-            session_id: h.conv.id.clone(),
-            source: h.conv.source().to_owned(),
-            project: h.project,
-            turn_number: h.turn,
-            score: h.score,
-            snippet: h.snippet,
-            matched_terms: h.matched_terms,
-            timestamp: iso(h.timestamp),
-            note: h
-                .tools_only
-                .then(|| "matched only in tool names, file paths or commands".to_owned()),
-            slug: h.conv.meta.slug.clone(),
-            parent_session_id: h.conv.parent.clone(),
-            agent_type: h.conv.agent_type().map(str::to_owned),
-            agent_description: h.conv.agent_description().map(str::to_owned),
-        };
-        let len = json_len(&r) + 1;
-        if used + len > max_chars {
-            resp.truncated = true;
-            break;
-        }
-        used += len;
-        resp.results.push(r);
-    }
+    let rows = outcome.hits.into_iter().map(|h| SearchResult {
+        session_id: h.conv.id.clone(),
+        source: h.conv.source().to_owned(),
+        project: h.project,
+        turn_number: h.turn,
+        score: h.score,
+        snippet: h.snippet,
+        matched_terms: h.matched_terms,
+        timestamp: iso(h.timestamp),
+        note: h
+            .tools_only
+            .then(|| "matched only in tool names, file paths or commands".to_owned()),
+        slug: h.conv.meta.slug.clone(),
+        parent_session_id: h.conv.parent.clone(),
+        agent_type: h.conv.agent_type().map(str::to_owned),
+        agent_description: h.conv.agent_description().map(str::to_owned),
+    });
+    resp.truncated = budget::fill(rows, &mut resp.results, &mut used, max_chars);
     let shown = req.offset + resp.results.len();
-    if shown < resp.total {
-        resp.next_offset = Some(shown);
-    }
+    resp.next_offset = budget::next_offset(req.offset, resp.results.len(), resp.total);
     if resp.truncated {
         resp.note = Some(format!(
             "{} of {} results on this page did not fit in max_chars={max_chars}; continue with offset={shown} or raise max_chars.",
