@@ -241,3 +241,38 @@ fn nothing_is_written_under_the_projects_dir() {
     let after = tree_snapshot(s.dir.path());
     assert_eq!(before, after, "the projects tree must not change");
 }
+
+/// `mkfifo path`; false when the command is unavailable.
+fn mkfifo(path: &std::path::Path) -> bool {
+    std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn fifos_named_like_transcripts_never_block_the_indexer() {
+    let dir = ProjectsDir::new();
+    let p = dir.project("-home-u-work-fifo");
+    p.session(GOOD).exchange("clean session cleanword", "ok");
+    let early = p.path().join("fade0000-0000-4000-8000-000000000001.jsonl");
+    if !mkfifo(&early) {
+        eprintln!("skipped: mkfifo is not available");
+        return;
+    }
+    // the first build finishes (opening the FIFO would block it forever)
+    let s = serve_live_path(&dir);
+    assert_eq!(s.search("cleanword")["total"], 1);
+    // a FIFO appearing later is not read either, and later changes still arrive
+    assert!(mkfifo(
+        &p.path().join("fade0000-0000-4000-8000-000000000002.jsonl")
+    ));
+    p.session(BAD).exchange("laterword after the fifo", "ok");
+    common::live::wait_hits(&s, "laterword");
+    let st = s.index_status();
+    assert_eq!(st["sessions"], 2, "{st}");
+}
+
+fn serve_live_path(dir: &ProjectsDir) -> common::mcp::McpClient {
+    common::live::serve_path(dir.path(), common::live::DEBOUNCE_MS, &[])
+}

@@ -1,6 +1,11 @@
 //! Reading one transcript file incrementally: complete lines only (a half-written last line
 //! waits for its newline), resuming at the byte offset of the last complete line, and
 //! detecting files that shrank or whose already-read prefix changed.
+pub use super::fingerprint::Fingerprint;
+use super::fingerprint::{
+    FULL_HASH_MAX, RESTORE_FULL_MAX, head_tail, open_regular, prefix_hash, sampled_hash,
+    windows_hash,
+};
 use crate::transcript::{ConvState, LineParser, Reader, SourceFile, UnitReader, adapter};
 use crate::util::codec::StreamChecksum;
 use std::fs::File;
@@ -8,34 +13,8 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::SystemTime;
 
-/// Bytes fingerprinted at the start of a file and just before the read offset.
-const FINGERPRINT_BYTES: u64 = 4096;
 /// Read buffer size; lines longer than this grow the buffer.
 const CHUNK: usize = 1 << 20;
-
-/// A read prefix up to this size is hashed whole to notice any change in it; a longer one is
-/// sampled (its first and last 4 KiB and 16 spread windows), keeping updates cheap.
-const FULL_HASH_MAX: u64 = 4 << 20;
-/// Windows sampled across a long prefix, and their size.
-const SAMPLES: u64 = 16;
-const SAMPLE_BYTES: u64 = 1024;
-/// A read prefix up to this size is verified whole when a restart restores the file.
-const RESTORE_FULL_MAX: u64 = 64 << 10;
-
-/// Identity of what has been read, to notice a rewrite without re-parsing.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Fingerprint {
-    /// Hash of the first `min(offset, 4096)` bytes.
-    pub head: u64,
-    /// Hash of the 4096 bytes (or fewer) that end at the offset.
-    pub tail: u64,
-    /// Hash of the whole read prefix when it is at most 4 MiB, else of 16 windows spread over
-    /// it. Checked before each incremental read.
-    pub prefix: u64,
-    /// What a restart checks besides head and tail, cheaply: the whole prefix when it is at
-    /// most 64 KiB, else 16 windows spread over it.
-    pub sampled: u64,
-}
 
 /// What happened to a file since it was last read.
 #[derive(Debug)]
@@ -93,47 +72,6 @@ pub struct SavedState {
     pub skipped: u64,
     /// Size and mtime of a whole unit's stamp files (empty for line files).
     pub stamp: Vec<Option<(u64, Option<SystemTime>)>>,
-}
-
-fn hash_range(file: &mut File, start: u64, len: u64) -> io::Result<u64> {
-    let mut buf = vec![0u8; len as usize];
-    file.seek(SeekFrom::Start(start))?;
-    file.read_exact(&mut buf)?;
-    let mut sum = crate::util::codec::Checksum::default();
-    sum.update(&buf);
-    Ok(sum.value())
-}
-
-/// Hashes of the first and last 4 KiB of the prefix `[0, offset)`.
-fn head_tail(file: &mut File, offset: u64) -> io::Result<(u64, u64)> {
-    let n = offset.min(FINGERPRINT_BYTES);
-    Ok((hash_range(file, 0, n)?, hash_range(file, offset - n, n)?))
-}
-
-/// The prefix hash read back from the file (whole prefix, or sampled windows when long).
-fn prefix_hash(file: &mut File, offset: u64) -> io::Result<u64> {
-    if offset <= FULL_HASH_MAX {
-        return hash_range(file, 0, offset);
-    }
-    windows_hash(file, offset)
-}
-
-/// The restart check of the prefix: whole up to 64 KiB, else sampled windows.
-fn sampled_hash(file: &mut File, offset: u64) -> io::Result<u64> {
-    if offset <= RESTORE_FULL_MAX {
-        return hash_range(file, 0, offset);
-    }
-    windows_hash(file, offset)
-}
-
-/// Hash of 16 windows of 1 KiB spread evenly over `[0, offset)`.
-fn windows_hash(file: &mut File, offset: u64) -> io::Result<u64> {
-    let mut sum = crate::util::codec::Checksum::default();
-    let stride = offset / (SAMPLES + 1);
-    for i in 1..=SAMPLES {
-        sum.update(&hash_range(file, i * stride, SAMPLE_BYTES)?.to_le_bytes());
-    }
-    Ok(sum.value())
 }
 
 impl FileState {
@@ -200,7 +138,7 @@ impl FileState {
         if self.unit.is_some() || self.offset == 0 {
             return Ok(false);
         }
-        let mut file = File::open(&self.src.path)?;
+        let mut file = open_regular(&self.src.path)?;
         let meta = file.metadata()?;
         let end = self.offset;
         if !meta.is_file()
@@ -236,7 +174,7 @@ impl FileState {
         if let Some((reader, stamp)) = &self.unit {
             return Ok(stamp_of(&reader.stamp_paths(&self.src)) == *stamp);
         }
-        let mut file = File::open(&self.src.path)?;
+        let mut file = open_regular(&self.src.path)?;
         let meta = file.metadata()?;
         Ok(meta.is_file()
             && meta.len() == self.size
@@ -307,7 +245,7 @@ impl FileState {
         if self.unit.is_some() {
             return self.read_unit();
         }
-        let mut file = File::open(&self.src.path)?;
+        let mut file = open_regular(&self.src.path)?;
         let meta = file.metadata()?;
         if !meta.is_file() {
             return Ok(ReadOutcome::Gone);

@@ -3,6 +3,7 @@
 pub mod browse;
 pub mod catalog;
 pub mod dups;
+mod fingerprint;
 pub mod ingest;
 mod merge;
 mod persist;

@@ -15,8 +15,9 @@ pub struct Entry {
     pub is_dir: bool,
 }
 
-/// Entries of a directory, sorted by name (unreadable directories yield nothing). Uses the
-/// directory entry's type, so no extra `stat` per file except for symlinks.
+/// Directories and regular files of a directory, sorted by name (unreadable directories yield
+/// nothing). FIFOs, sockets and devices are left out: opening one could block the indexer.
+/// Uses the directory entry's type, so no extra `stat` per file except for symlinks.
 pub fn sorted_entries(dir: &Path) -> Vec<Entry> {
     let mut v: Vec<Entry> = std::fs::read_dir(dir)
         .into_iter()
@@ -26,12 +27,13 @@ pub fn sorted_entries(dir: &Path) -> Vec<Entry> {
             let name = e.file_name().into_string().ok()?;
             let path = e.path();
             let ft = e.file_type().ok()?;
-            let is_dir = if ft.is_symlink() {
-                path.is_dir()
+            let (is_dir, is_file) = if ft.is_symlink() {
+                let m = std::fs::metadata(&path).ok()?;
+                (m.is_dir(), m.is_file())
             } else {
-                ft.is_dir()
+                (ft.is_dir(), ft.is_file())
             };
-            Some(Entry { name, path, is_dir })
+            (is_dir || is_file).then_some(Entry { name, path, is_dir })
         })
         .collect();
     v.sort();
