@@ -18,3 +18,6 @@ pub mod live;
 pub mod server;
 pub mod transcript;
 pub mod util;
+
+#[cfg(test)]
+mod layering;

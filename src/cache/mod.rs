@@ -1,12 +1,11 @@
 //! The persistent index: a disposable accelerator under `$XDG_CACHE_HOME/conversation-search/`
 //! (or `--cache-dir`), so a restart re-reads only the transcript files that changed.
 //!
-//! One file per corpus configuration (formats, directories, pattern, tokenizer), named by a
-//! hash of it. Writes go to a per-writer temporary file that is then renamed over the old one,
+//! One file per corpus configuration, named by a hash of an opaque key the caller derives from
+//! it (formats, directories, pattern), this layout's version and the tokenizer. Writes go to a per-writer temporary file that is then renamed over the old one,
 //! so readers and concurrent servers only ever see a complete file. A file is trusted only
 //! when its header, length and checksum match; otherwise it is ignored and rebuilt. Deleting
 //! the directory loses nothing.
-use crate::corpus::Root;
 use crate::index::tokenizer::TokenizerConfig;
 use crate::util::hash::Fnv64;
 use std::fs::{self, File};
@@ -40,22 +39,13 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 impl Cache {
-    /// The cache of the corpus made of `roots`.
-    pub fn new(dir: PathBuf, roots: &[Root]) -> Self {
+    /// The cache of the corpus configuration described by `config` (opaque bytes; two
+    /// configurations must give different bytes).
+    pub fn new(dir: PathBuf, config: &[u8]) -> Self {
         let mut h = Fnv64::default();
         h.update(&VERSION.to_le_bytes());
         h.update(format!("{:?}", TokenizerConfig::current()).as_bytes());
-        for r in roots {
-            let dir = fs::canonicalize(&r.dir).unwrap_or_else(|_| r.dir.clone());
-            for part in [
-                r.adapter.name().as_bytes(),
-                dir.as_os_str().as_encoded_bytes(),
-                r.pattern.as_str().as_bytes(),
-            ] {
-                h.update(&(part.len() as u64).to_le_bytes());
-                h.update(part);
-            }
-        }
+        h.update(config);
         Cache { dir, key: h.0 }
     }
 
@@ -142,14 +132,41 @@ impl Cache {
     }
 }
 
+/// How the first build began.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CacheStart {
+    /// The first build has not got that far yet.
+    #[default]
+    Pending,
+    /// `--no-cache`, or no cache directory.
+    Disabled,
+    /// No cache file yet.
+    Absent,
+    /// Restored from the cache file.
+    Restored,
+    /// Unreadable, corrupt or foreign: rebuilt from the transcripts.
+    Rejected,
+}
+
+impl CacheStart {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheStart::Pending => "pending",
+            CacheStart::Disabled => "disabled",
+            CacheStart::Absent => "absent",
+            CacheStart::Restored => "restored",
+            CacheStart::Rejected => "rejected",
+        }
+    }
+}
+
 /// What the persistent index did in this process, for `index_status`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CacheReport {
     /// The cache file; `None` when the cache is disabled (`--no-cache`, no home directory).
     pub path: Option<PathBuf>,
-    /// How the first build began: `disabled`, `absent` (no cache file yet), `restored`, or
-    /// `rejected` (unreadable, corrupt or foreign: rebuilt from the transcripts).
-    pub start: &'static str,
+    /// How the first build began.
+    pub start: CacheStart,
     /// Why the cache file was rejected.
     pub rejected_because: Option<String>,
     /// Transcript files taken from the cache unchanged at start.

@@ -150,7 +150,7 @@ fn roots(global: &GlobalArgs, pattern: Option<&str>) -> anyhow::Result<Vec<Root>
     )
     .map_err(UsageError)?;
     for r in &roots {
-        if r.adapter.name() == crate::transcript::claude::FORMAT && !r.dir.exists() {
+        if r.adapter.name() == crate::transcript::default_adapter().name() && !r.dir.exists() {
             tracing::info!(
                 "projects directory `{}` does not exist yet; starting with an empty index",
                 r.dir.display()
@@ -169,7 +169,7 @@ fn cache_for(global: &GlobalArgs, roots: &[Root]) -> Option<Cache> {
         .cache_dir
         .clone()
         .or_else(crate::cache::default_dir)?;
-    Some(Cache::new(dir, roots))
+    Some(crate::corpus::cache_for(dir, roots))
 }
 
 /// Builds the whole index synchronously (for one-shot commands).
@@ -230,11 +230,13 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let cfg = global.live_config();
     let cache = cache_for(global, &roots);
     let (stopper, tx, rx) = live::channel_pair();
+    let status = Arc::new(live::LiveStatus::default());
+    let writer_status = Arc::clone(&status);
     std::thread::Builder::new()
         .name("indexer".into())
         .spawn(move || {
-            let writer = Writer::new(roots, Arc::clone(&writer_shared));
-            live::run(writer, writer_shared, cfg, cache, (tx, rx));
+            let writer = Writer::new(roots, writer_shared);
+            live::run(writer, writer_status, cfg, cache, (tx, rx));
         })
         .context("cannot start the indexer thread")?;
     // One thread: requests are answered in well under a millisecond, and keeping the
@@ -244,7 +246,7 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let served = runtime.block_on(crate::server::serve_stdio(shared));
+    let served = runtime.block_on(crate::server::serve_stdio(shared, status));
     // the client is gone: let the indexer save what changed since its last cache write
     stopper.stop(STOP_TIMEOUT);
     served?;

@@ -1,6 +1,6 @@
 //! `--source FORMAT[:PATH]`: which transcript directories to index, resolved to index roots.
 use crate::corpus::Root;
-use crate::transcript::{ADAPTERS, adapter, claude};
+use crate::transcript::{self, adapter, format_names};
 use crate::util::glob::Glob;
 use std::path::{Path, PathBuf};
 
@@ -9,15 +9,6 @@ use std::path::{Path, PathBuf};
 pub struct SourceArg {
     pub format: &'static str,
     pub path: Option<PathBuf>,
-}
-
-/// Names of every supported format, for messages.
-pub fn format_names() -> String {
-    ADAPTERS
-        .iter()
-        .map(|a| a.name())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Parses `FORMAT` or `FORMAT:PATH` (clap value parser; errors exit with status 2).
@@ -47,49 +38,38 @@ pub fn parse_source(s: &str) -> Result<SourceArg, String> {
     })
 }
 
-fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-}
-
 /// Expands a leading `~/`.
 fn expand_home(p: &str) -> PathBuf {
-    match (p.strip_prefix("~/"), home()) {
+    match (p.strip_prefix("~/"), transcript::home_dir()) {
         (Some(rest), Some(h)) => h.join(rest),
         _ => PathBuf::from(p),
     }
 }
 
-/// The Claude Code projects directory: the flag, else `$CLAUDE_CONFIG_DIR/projects`, else
-/// `~/.claude/projects`.
+/// The default format's directory (Claude Code's projects directory): the flag, else the
+/// format's own default (`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`).
 pub fn projects_dir(flag: Option<&Path>) -> Result<PathBuf, String> {
     if let Some(dir) = flag {
         return Ok(dir.to_owned());
     }
-    if let Some(config) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(config).join("projects"));
-    }
-    home()
-        .map(|h| claude::Claude.default_root_of(&h))
-        .ok_or_else(|| {
-            "cannot find the projects directory: HOME is not set; pass --projects-dir DIR"
-                .to_owned()
-        })
+    transcript::default_location(transcript::default_adapter()).ok_or_else(|| {
+        "cannot find the projects directory: HOME is not set; pass --projects-dir DIR".to_owned()
+    })
 }
 
-/// Index roots for the given sources: without `--source`, Claude Code under the projects
-/// directory only. `pattern` filters Claude Code project directories.
+/// Index roots for the given sources: without `--source`, the default format (Claude Code)
+/// under the projects directory only. `pattern` filters the groups of formats that have them
+/// (Claude Code project directories).
 pub fn roots(
     sources: &[SourceArg],
     projects: Option<&Path>,
     pattern: &str,
 ) -> Result<Vec<Root>, String> {
-    let claude_default = || projects_dir(projects);
+    let default = transcript::default_adapter();
     let mut out: Vec<Root> = Vec::new();
     let list: Vec<SourceArg> = if sources.is_empty() {
         vec![SourceArg {
-            format: claude::FORMAT,
+            format: default.name(),
             path: None,
         }]
     } else {
@@ -97,12 +77,11 @@ pub fn roots(
     };
     for s in list {
         let Some(a) = adapter(s.format) else { continue };
-        let dir = match (s.path, s.format) {
-            (Some(p), _) => p,
-            (None, claude::FORMAT) => claude_default()?,
-            (None, _) => {
-                a.default_root(&home().ok_or("HOME is not set; give the path as FORMAT:PATH")?)
-            }
+        let dir = match s.path {
+            Some(p) => p,
+            None if a.name() == default.name() => projects_dir(projects)?,
+            None => transcript::default_location(a)
+                .ok_or("HOME is not set; give the path as FORMAT:PATH")?,
         };
         if dir.is_file() {
             return Err(format!(
@@ -118,11 +97,7 @@ pub fn roots(
                 dir.display()
             );
         }
-        let pattern = Glob::new(if s.format == claude::FORMAT {
-            pattern
-        } else {
-            "*"
-        });
+        let pattern = Glob::new(if a.filters_groups() { pattern } else { "*" });
         if !out
             .iter()
             .any(|r| r.dir == dir && r.adapter.name() == s.format)

@@ -162,7 +162,9 @@ impl Catalog {
             .and_then(|c| c.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next())
             .filter(|s| !s.is_empty())
             .map(str::to_owned);
-        if conv.file.format != crate::transcript::claude::FORMAT {
+        if crate::transcript::adapter(conv.file.format)
+            .is_none_or(|a| a.project_naming() != crate::transcript::ProjectNaming::Group)
+        {
             return cwd_name
                 .or_else(|| conv.file.group.clone())
                 .unwrap_or_default();

@@ -11,12 +11,12 @@ pub mod query;
 mod update;
 pub mod writer;
 
+use crate::cache::CacheReport;
 use crate::index::IndexView;
 use crate::transcript::Adapter;
 use crate::util::glob::Glob;
 use catalog::Catalog;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
 
@@ -26,6 +26,31 @@ pub struct Root {
     pub adapter: &'static dyn Adapter,
     pub dir: PathBuf,
     pub pattern: Glob,
+}
+
+impl Root {
+    /// The bytes that tell this root's configuration from any other, for the persistent
+    /// index's key: format, canonical directory and pattern, each length-prefixed.
+    fn key_bytes(&self, out: &mut Vec<u8>) {
+        let dir = std::fs::canonicalize(&self.dir).unwrap_or_else(|_| self.dir.clone());
+        for part in [
+            self.adapter.name().as_bytes(),
+            dir.as_os_str().as_encoded_bytes(),
+            self.pattern.as_str().as_bytes(),
+        ] {
+            out.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            out.extend_from_slice(part);
+        }
+    }
+}
+
+/// The persistent index of the corpus made of `roots`, in `dir`.
+pub fn cache_for(dir: PathBuf, roots: &[Root]) -> crate::cache::Cache {
+    let mut key = Vec::new();
+    for r in roots {
+        r.key_bytes(&mut key);
+    }
+    crate::cache::Cache::new(dir, &key)
 }
 
 impl std::fmt::Debug for Root {
@@ -90,55 +115,8 @@ pub struct Snapshot {
     pub index: IndexView,
     pub stats: Stats,
     pub roots: Arc<Vec<Root>>,
-    /// Live-index state (shared with [`Shared`], read as of now).
-    pub live: Arc<LiveStatus>,
     /// Duplicate-turn keys held by two or more live documents.
     pub dup_multi: Arc<crate::util::hash::FxHashSet<u64>>,
-}
-
-/// What the live index is doing, for `index_status`.
-#[derive(Debug, Default)]
-pub struct LiveStatus {
-    pub watching: AtomicBool,
-    /// `watch`, `poll`, or empty when the index is not live (one-shot commands).
-    mode: Mutex<String>,
-    error: Mutex<Option<String>>,
-    pub pending: AtomicUsize,
-    pub events: AtomicU64,
-    pub debounce_ms: AtomicU64,
-    pub max_staleness_ms: AtomicU64,
-    cache: Mutex<crate::cache::CacheReport>,
-}
-
-impl LiveStatus {
-    pub fn set_mode(&self, mode: &str, error: Option<String>) {
-        self.watching.store(mode == "watch", Ordering::Relaxed);
-        *self.mode.lock().unwrap_or_else(|p| p.into_inner()) = mode.to_owned();
-        if error.is_some() {
-            *self.error.lock().unwrap_or_else(|p| p.into_inner()) = error;
-        }
-    }
-
-    pub fn set_error(&self, error: String) {
-        *self.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
-    }
-
-    pub fn mode(&self) -> String {
-        self.mode.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    pub fn error(&self) -> Option<String> {
-        self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// What the persistent index did so far.
-    pub fn cache(&self) -> crate::cache::CacheReport {
-        self.cache.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    pub fn update_cache(&self, f: impl FnOnce(&mut crate::cache::CacheReport)) {
-        f(&mut self.cache.lock().unwrap_or_else(|p| p.into_inner()));
-    }
 }
 
 /// The current snapshot, swapped atomically by the writer; readers never wait for an update
@@ -147,18 +125,27 @@ pub struct Shared {
     current: RwLock<Arc<Snapshot>>,
     complete: Mutex<bool>,
     complete_cv: Condvar,
-    pub live: Arc<LiveStatus>,
+    /// What the persistent index did so far (read as of now, not as of a snapshot).
+    cache: Mutex<CacheReport>,
 }
 
 impl Shared {
     pub fn new(initial: Snapshot) -> Arc<Self> {
-        let live = Arc::clone(&initial.live);
         Arc::new(Self {
             current: RwLock::new(Arc::new(initial)),
             complete: Mutex::new(false),
             complete_cv: Condvar::new(),
-            live,
+            cache: Mutex::new(CacheReport::default()),
         })
+    }
+
+    /// What the persistent index did so far.
+    pub fn cache_report(&self) -> CacheReport {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn update_cache(&self, f: impl FnOnce(&mut CacheReport)) {
+        f(&mut self.cache.lock().unwrap_or_else(|p| p.into_inner()));
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {

@@ -5,7 +5,7 @@
 use super::catalog::{ConvId, Conversation};
 use super::ingest::{FileState, Fingerprint, SavedState};
 use super::writer::{ConvBook, FileEntry, Writer};
-use crate::cache::Cache;
+use crate::cache::{Cache, CacheStart};
 use crate::index::persist::{read_segment, read_tombstones, write_segment, write_tombstones};
 use crate::index::{IndexView, SegView};
 use crate::transcript::{ConvMeta, Role, SourceFile, SummaryRecord, adapter};
@@ -158,7 +158,7 @@ impl Writer {
     /// Returns the file's size.
     pub fn save_cache(&self, cache: &Cache) -> io::Result<u64> {
         let result = self.write_cache(cache);
-        self.shared.live.update_cache(|r| match &result {
+        self.shared.update_cache(|r| match &result {
             Ok(_) => {
                 r.writes += 1;
                 r.write_error = None;
@@ -282,7 +282,7 @@ impl Writer {
         self.dups = super::dups::DupTracker::rebuild(&self.view);
         self.next_conv = r.next_conv;
         self.next_seg = r.next_seg;
-        let groups = self.claude_groups();
+        let groups = self.project_groups();
         self.catalog.set_groups(groups);
     }
 }
@@ -415,13 +415,13 @@ impl Writer {
     /// anything was read, refreshes the cache. Returns whether the cache needs saving.
     pub fn start(&mut self, cache: Option<&Cache>) -> bool {
         let started = std::time::Instant::now();
-        let live = Arc::clone(&self.shared.live);
-        live.update_cache(|r| {
+        let shared = Arc::clone(&self.shared);
+        shared.update_cache(|r| {
             r.path = cache.map(Cache::path);
             r.start = if cache.is_some() {
-                "absent"
+                CacheStart::Absent
             } else {
-                "disabled"
+                CacheStart::Disabled
             };
         });
         if let Some(cache) = cache {
@@ -433,8 +433,8 @@ impl Writer {
                     let (changed, new_files) = self.refresh_restored();
                     let s = &self.stats;
                     let touched = s.files_touched;
-                    live.update_cache(|r| {
-                        r.start = "restored";
+                    shared.update_cache(|r| {
+                        r.start = CacheStart::Restored;
                         r.files_changed = touched;
                         r.files_reused = restored.saturating_sub(touched - new_files.min(touched));
                     });
@@ -461,8 +461,8 @@ impl Writer {
                         "ignoring the index cache `{}` ({e}); rebuilding it",
                         cache.path().display()
                     );
-                    live.update_cache(|r| {
-                        r.start = "rejected";
+                    shared.update_cache(|r| {
+                        r.start = CacheStart::Rejected;
                         r.rejected_because = Some(e.to_string());
                     });
                 }

@@ -261,7 +261,7 @@ impl Writer {
                 self.place_segment(seg, &docs, true);
             }
         }
-        let groups = self.claude_groups();
+        let groups = self.project_groups();
         self.catalog.set_groups(groups);
         self.complete = true;
         self.publish(started);
@@ -372,11 +372,14 @@ impl Writer {
         self.view.add(seg);
     }
 
-    /// Claude Code project directories that hold indexed files (they name projects).
-    pub(super) fn claude_groups(&self) -> Vec<String> {
+    /// Group directories that hold indexed files of formats whose groups name projects.
+    pub(super) fn project_groups(&self) -> Vec<String> {
+        use crate::transcript::{ProjectNaming, adapter};
         self.files
             .values()
-            .filter(|f| f.src.format == crate::transcript::claude::FORMAT)
+            .filter(|f| {
+                adapter(f.src.format).is_some_and(|a| a.project_naming() == ProjectNaming::Group)
+            })
             .filter_map(|f| f.src.group.clone())
             .collect()
     }
@@ -466,7 +469,6 @@ impl Writer {
             index: self.view.clone(),
             stats: self.stats.clone(),
             roots: Arc::clone(&self.roots),
-            live: Arc::clone(&self.shared.live),
             dup_multi: self.dups.multi(),
         });
     }

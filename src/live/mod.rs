@@ -2,12 +2,13 @@
 //! the file watcher are debounced per path (quiet period, bounded staleness) and applied by the
 //! single writer; when watching is impossible the corpus is rescanned periodically instead.
 pub mod schedule;
+pub mod status;
 pub mod watch;
 
 use crate::cache::Cache;
-use crate::corpus::Shared;
 use crate::corpus::writer::Writer;
 use schedule::Schedule;
+pub use status::{LiveStatus, WatchMode};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -65,12 +66,12 @@ pub fn channel_pair() -> (Stopper, Sender<Wake>, Receiver<Wake>) {
 /// thread and owns the writer; `tx`/`rx` come from [`channel_pair`].
 pub fn run(
     mut writer: Writer,
-    shared: Arc<Shared>,
+    status: Arc<LiveStatus>,
     cfg: LiveConfig,
     cache: Option<Cache>,
     (tx, rx): (Sender<Wake>, Receiver<Wake>),
 ) {
-    let status = &shared.live;
+    let status = &*status;
     status
         .debounce_ms
         .store(cfg.debounce.as_millis() as u64, Ordering::Relaxed);
@@ -80,12 +81,12 @@ pub fn run(
     let roots: Vec<PathBuf> = writer.roots().iter().map(|r| r.dir.clone()).collect();
     // Watch before the first build so that nothing written meanwhile is missed.
     let mut watch = if cfg.force_poll {
-        status.set_mode("poll", None);
+        status.set_mode(WatchMode::Poll, None);
         None
     } else {
         match Watch::start(&roots, tx) {
             Ok(w) => {
-                status.set_mode("watch", None);
+                status.set_mode(WatchMode::Watch, None);
                 Some(w)
             }
             Err(e) => {
@@ -93,7 +94,7 @@ pub fn run(
                     "file watching unavailable ({e}); rescanning every {} ms instead",
                     cfg.poll_interval.as_millis()
                 );
-                status.set_mode("poll", Some(e));
+                status.set_mode(WatchMode::Poll, Some(e));
                 None
             }
         }
@@ -158,7 +159,7 @@ pub fn run(
                                 tracing::warn!(
                                     "file watching failed ({e}); rescanning periodically instead"
                                 );
-                                status.set_mode("poll", Some(e));
+                                status.set_mode(WatchMode::Poll, Some(e));
                                 watch = None;
                                 rescan = true;
                                 break;
@@ -174,7 +175,7 @@ pub fn run(
                 // every sender is gone: nothing can stop or wake us any more but the clock
                 if watch.is_some() {
                     tracing::warn!("file watcher stopped; rescanning periodically instead");
-                    status.set_mode("poll", Some("the file watcher stopped".into()));
+                    status.set_mode(WatchMode::Poll, Some("the file watcher stopped".into()));
                     watch = None;
                 }
                 std::thread::sleep(wake.saturating_duration_since(Instant::now()));

@@ -4,6 +4,7 @@ mod stdio;
 pub mod tools;
 
 use crate::corpus::{Shared, Snapshot};
+use crate::live::LiveStatus;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig,
@@ -116,11 +117,12 @@ fn check_arg_types(args: &JsonObject, schema: &JsonObject) -> Result<(), ToolErr
 #[derive(Clone)]
 pub struct ConversationServer {
     shared: Arc<Shared>,
+    live: Arc<LiveStatus>,
     tool_router: ToolRouter<Self>,
 }
 
 impl ConversationServer {
-    pub fn new(shared: Arc<Shared>) -> Self {
+    pub fn new(shared: Arc<Shared>, live: Arc<LiveStatus>) -> Self {
         let tool_router = Self::search_router()
             + Self::list_router()
             + Self::read_turn_router()
@@ -129,6 +131,7 @@ impl ConversationServer {
             + Self::file_history_router();
         Self {
             shared,
+            live,
             tool_router,
         }
     }
@@ -162,16 +165,17 @@ impl ConversationServer {
 
     /// Like [`Self::run`] but waiting at most `wait` for the first full build; `blocking` runs
     /// the work on the blocking pool even when the index is complete.
-    async fn run_with<P, R>(
+    async fn run_with<P, R, F>(
         &self,
         args: JsonObject,
-        f: fn(&Snapshot, P) -> Result<R, ToolError>,
+        f: F,
         wait: Duration,
         blocking: bool,
     ) -> CallToolResult
     where
         P: DeserializeOwned + rmcp::schemars::JsonSchema + Send + 'static,
         R: Serialize + Send + 'static,
+        F: FnOnce(&Snapshot, P) -> Result<R, ToolError> + Send + 'static,
     {
         let work =
             move |snap: &Snapshot, args: JsonObject| -> Result<serde_json::Value, ToolError> {
@@ -227,20 +231,24 @@ impl ServerHandler for ConversationServer {
 }
 
 /// Serves MCP over stdin/stdout until the client disconnects.
-pub async fn serve_stdio(shared: Arc<Shared>) -> anyhow::Result<()> {
+pub async fn serve_stdio(shared: Arc<Shared>, live: Arc<LiveStatus>) -> anyhow::Result<()> {
     match stdio::pipes() {
-        Some(io) => serve_on(shared, io).await,
-        None => serve_on(shared, rmcp::transport::stdio()).await,
+        Some(io) => serve_on(shared, live, io).await,
+        None => serve_on(shared, live, rmcp::transport::stdio()).await,
     }
 }
 
-async fn serve_on<R, W>(shared: Arc<Shared>, io: (R, W)) -> anyhow::Result<()>
+async fn serve_on<R, W>(
+    shared: Arc<Shared>,
+    live: Arc<LiveStatus>,
+    io: (R, W),
+) -> anyhow::Result<()>
 where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
     use rmcp::ServiceExt;
-    let service = ConversationServer::new(shared).serve(io).await?;
+    let service = ConversationServer::new(shared, live).serve(io).await?;
     service.waiting().await?;
     Ok(())
 }

@@ -93,6 +93,21 @@ impl Adapter for Claude {
         self.default_root_of(home)
     }
 
+    /// `$CLAUDE_CONFIG_DIR/projects` when set.
+    fn env_root(&self) -> Option<std::path::PathBuf> {
+        std::env::var_os("CLAUDE_CONFIG_DIR")
+            .filter(|v| !v.is_empty())
+            .map(|c| std::path::PathBuf::from(c).join("projects"))
+    }
+
+    fn filters_groups(&self) -> bool {
+        true
+    }
+
+    fn project_naming(&self) -> super::ProjectNaming {
+        super::ProjectNaming::Group
+    }
+
     fn reader(&self, file: &SourceFile) -> Reader {
         Reader::Lines(Box::new(ClaudeParser::new(file)))
     }

@@ -203,12 +203,36 @@ pub enum Reader {
     Unit(Box<dyn UnitReader>),
 }
 
+/// How a format's conversations are named as projects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectNaming {
+    /// By the last component of the recorded working directory, else the file's group.
+    Cwd,
+    /// By the group directory (e.g. Claude Code's `-home-me-src-app`), with the prefix common to
+    /// every indexed group stripped; with a single group, by the working directory.
+    Group,
+}
+
 /// A transcript format: where its files live and how to read them.
 pub trait Adapter: Sync {
     /// Format name used in `--source FORMAT:PATH` and as id prefix.
     fn name(&self) -> &'static str;
     /// Where the agent keeps transcripts by default, given the home directory.
     fn default_root(&self, home: &Path) -> PathBuf;
+    /// The default location when the environment names it without the home directory (e.g.
+    /// `$CLAUDE_CONFIG_DIR/projects`); checked before [`Adapter::default_root`].
+    fn env_root(&self) -> Option<PathBuf> {
+        None
+    }
+    /// Whether the command line's `PATTERN` filters this format's groups (otherwise every
+    /// group is read).
+    fn filters_groups(&self) -> bool {
+        false
+    }
+    /// How conversations of this format are named as projects.
+    fn project_naming(&self) -> ProjectNaming {
+        ProjectNaming::Cwd
+    }
     /// Transcript files under `root` whose group matches `pattern`.
     fn discover(&self, root: &Path, pattern: &Glob) -> Vec<SourceFile>;
     /// Transcript files under `dir`, a directory inside `root` that just appeared or changed.
@@ -243,7 +267,35 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &opencode::OpenCode,
 ];
 
+/// The format read when no `--source` is given.
+pub fn default_adapter() -> &'static dyn Adapter {
+    &claude::Claude
+}
+
 /// The adapter registered under `name`.
 pub fn adapter(name: &str) -> Option<&'static dyn Adapter> {
     ADAPTERS.iter().copied().find(|a| a.name() == name)
+}
+
+/// Names of every supported format, comma-separated, for messages.
+pub fn format_names() -> String {
+    ADAPTERS
+        .iter()
+        .map(|a| a.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The home directory (`$HOME`), if set.
+pub fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Where `adapter` keeps transcripts by default: its environment override, else under `$HOME`.
+pub fn default_location(adapter: &dyn Adapter) -> Option<PathBuf> {
+    adapter
+        .env_root()
+        .or_else(|| home_dir().map(|h| adapter.default_root(&h)))
 }

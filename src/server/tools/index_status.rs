@@ -1,13 +1,16 @@
 //! `index_status`: what the index holds, so an empty index can be told from "no match".
 use super::budget::{self, json_len};
 use super::iso;
+use crate::cache::CacheReport;
 use crate::corpus::Snapshot;
+use crate::live::LiveStatus;
 use crate::server::{ConversationServer, ToolError, input_schema, output_schema};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::schemars::JsonSchema;
 use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 pub const DESCRIPTION: &str = "Report what the search index holds: projects, sessions, \
@@ -22,7 +25,7 @@ pub struct StatusParams {
     pub max_chars: Option<i64>,
 }
 
-/// The persistent index's state (see [`crate::cache::CacheReport`]).
+/// The persistent index's state (see [`CacheReport`]).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct CacheOut {
@@ -41,17 +44,12 @@ pub struct CacheOut {
     pub write_error: Option<String>,
 }
 
-impl From<crate::cache::CacheReport> for CacheOut {
-    fn from(r: crate::cache::CacheReport) -> Self {
+impl From<CacheReport> for CacheOut {
+    fn from(r: CacheReport) -> Self {
         CacheOut {
             enabled: r.path.is_some(),
             path: r.path.map(|p| p.display().to_string()),
-            start: if r.start.is_empty() {
-                "pending"
-            } else {
-                r.start
-            }
-            .to_owned(),
+            start: r.start.as_str().to_owned(),
             rejected_because: r.rejected_because,
             files_reused: r.files_reused,
             files_changed: r.files_changed,
@@ -129,9 +127,15 @@ pub struct StatusOut {
     pub truncated: bool,
 }
 
-pub fn run(snap: &Snapshot, p: StatusParams) -> Result<StatusOut, ToolError> {
+/// The index's state: `snap` as of now, `live` and `cache` from the indexer.
+pub fn run(
+    snap: &Snapshot,
+    live: &LiveStatus,
+    cache: CacheReport,
+    p: StatusParams,
+) -> Result<StatusOut, ToolError> {
     let max_chars = budget::check_max_chars(p.max_chars, budget::READ_DEFAULT)?;
-    let mut out = status(snap);
+    let mut out = status(snap, live, cache);
     // shed detail until it fits: per-source rows, warnings, then the descriptive strings
     while json_len(&out) > max_chars && !out.sources.is_empty() {
         out.sources.pop();
@@ -151,7 +155,7 @@ pub fn run(snap: &Snapshot, p: StatusParams) -> Result<StatusOut, ToolError> {
     Ok(out)
 }
 
-fn status(snap: &Snapshot) -> StatusOut {
+fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
     let mut projects: Vec<String> = Vec::new();
     let (mut sessions, mut subagents) = (0, 0);
     for c in snap.catalog.iter() {
@@ -164,11 +168,10 @@ fn status(snap: &Snapshot) -> StatusOut {
     }
     projects.sort();
     projects.dedup();
-    let live = &snap.live;
-    let claude = snap
+    let default_root = snap
         .roots
         .iter()
-        .find(|r| r.adapter.name() == crate::transcript::claude::FORMAT);
+        .find(|r| r.adapter.name() == crate::transcript::default_adapter().name());
     StatusOut {
         projects: projects.len(),
         sessions,
@@ -180,10 +183,10 @@ fn status(snap: &Snapshot) -> StatusOut {
         generation: snap.generation,
         indexed_at: iso(snap.indexed_at),
         complete: snap.complete,
-        projects_dir: claude.map(|r| r.dir.display().to_string()),
-        pattern: claude.map(|r| r.pattern.as_str().to_owned()),
-        watching: live.watching.load(Ordering::Relaxed),
-        watch_mode: live.mode(),
+        projects_dir: default_root.map(|r| r.dir.display().to_string()),
+        pattern: default_root.map(|r| r.pattern.as_str().to_owned()),
+        watching: live.watching(),
+        watch_mode: live.mode().as_str().to_owned(),
         watch_error: live.error(),
         pending_changes: live.pending.load(Ordering::Relaxed),
         last_update_ms: (snap.stats.last_update_ms * 1000.0).round() / 1000.0,
@@ -211,7 +214,7 @@ fn status(snap: &Snapshot) -> StatusOut {
                 warning: h.warning.clone(),
             })
             .collect(),
-        cache: live.cache().into(),
+        cache: cache.into(),
         truncated: false,
         warnings: snap
             .stats
@@ -232,7 +235,10 @@ impl ConversationServer {
         annotations(title = "Index status", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     pub async fn index_status(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run_with(args, run, std::time::Duration::ZERO, false)
+        let live = Arc::clone(&self.live);
+        let shared = Arc::clone(&self.shared);
+        let f = move |snap: &Snapshot, p| run(snap, &live, shared.cache_report(), p);
+        self.run_with(args, f, std::time::Duration::ZERO, false)
             .await
     }
 }

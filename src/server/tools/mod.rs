@@ -49,7 +49,7 @@ pub fn check_source(source: Option<&str>) -> Result<Option<String>, ToolError> {
         Some(s) if crate::transcript::adapter(s).is_some() => Ok(Some(s.to_owned())),
         Some(s) => Err(ToolError::new(format!(
             "Unknown source `{s}`: use one of {}.",
-            crate::cli::sources::format_names()
+            crate::transcript::format_names()
         ))),
     }
 }
