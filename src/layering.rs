@@ -10,6 +10,7 @@ const LAYERS: &[&str] = &[
     "transcript",
     "index",
     "cache",
+    "store",
     "corpus",
     "live",
     "server",

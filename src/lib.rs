@@ -4,6 +4,8 @@
 //! - [`util`]: timestamps, globs, hashing.
 //! - [`transcript`]: agent formats on disk → conversations and turns (no index, no MCP).
 //! - [`index`]: tokenizer, immutable segments with postings, BM25 scoring, snippets.
+//! - [`cache`]: the persistent index file (a disposable accelerator).
+//! - [`store`]: the durable store of every conversation and turn ever indexed (SQLite).
 //! - [`corpus`]: the catalog of files and conversations, ingest, and immutable snapshots.
 //! - [`live`]: keeping the corpus fresh while transcripts are being written.
 //! - [`server`]: the MCP tools, thin shells over the corpus.
@@ -16,6 +18,7 @@ pub mod corpus;
 pub mod index;
 pub mod live;
 pub mod server;
+pub mod store;
 pub mod transcript;
 pub mod util;
 

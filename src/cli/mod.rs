@@ -1,5 +1,6 @@
 //! The command line: `serve` (default), `search` and `list`, and how their options resolve
 //! into index roots.
+pub mod archive;
 pub mod output;
 pub mod sources;
 
@@ -70,6 +71,16 @@ pub struct GlobalArgs {
     /// Rescan interval when polling (milliseconds)
     #[arg(long, global = true, value_name = "MS", default_value_t = 5000)]
     pub poll_interval_ms: u64,
+    /// Where the durable store of every indexed conversation lives [default:
+    /// $XDG_DATA_HOME/conversation-search, else ~/.local/share/conversation-search]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Keep no history: a transcript's turns leave every tool when the file goes (mirror only)
+    #[arg(long, global = true)]
+    pub no_archive: bool,
+    /// Drop stored turns older than N days once their transcript is gone [default: keep forever]
+    #[arg(long, global = true, value_name = "N")]
+    pub retain_days: Option<u32>,
 }
 
 impl GlobalArgs {
@@ -91,6 +102,12 @@ pub enum Command {
     Search(SearchArgs),
     /// List sessions once and print them as JSON.
     List(ListArgs),
+    /// Remove conversations from the durable store and every server's index (prints what it
+    /// removed; without --yes only what it would remove). Exactly one selector; `--source F`
+    /// selects the conversations of format F.
+    Forget(archive::ForgetArgs),
+    /// The durable store: `archive status`.
+    Archive(archive::ArchiveArgs),
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -177,6 +194,9 @@ fn build_once(global: &GlobalArgs, roots: Vec<Root>) -> Arc<Snapshot> {
     let cache = cache_for(global, &roots);
     let shared = Shared::new(Snapshot::default());
     let mut writer = Writer::new(roots, Arc::clone(&shared));
+    if let Some(cfg) = archive::config(global) {
+        writer.open_archive(&cfg);
+    }
     if writer.start(cache.as_ref()) {
         if let Some(c) = &cache {
             if let Err(e) = writer.save_cache(c) {
@@ -214,6 +234,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             Ok(output::print_result(tools::list::run(&snap, params)))
         }
+        Some(Command::Forget(args)) => archive::forget(&cli.global, &args),
+        Some(Command::Archive(args)) => archive::run(&cli.global, &args),
     }
 }
 
@@ -232,10 +254,14 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let (stopper, tx, rx) = live::channel_pair();
     let status = Arc::new(live::LiveStatus::default());
     let writer_status = Arc::clone(&status);
+    let archive = archive::config(global);
     std::thread::Builder::new()
         .name("indexer".into())
         .spawn(move || {
-            let writer = Writer::new(roots, writer_shared);
+            let mut writer = Writer::new(roots, writer_shared);
+            if let Some(cfg) = archive {
+                writer.open_archive(&cfg);
+            }
             live::run(writer, writer_status, cfg, cache, (tx, rx));
         })
         .context("cannot start the indexer thread")?;

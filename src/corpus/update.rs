@@ -114,7 +114,11 @@ impl Writer {
         }
         let mut changed = files_changed;
         let mut touched = self.stats.files_added - added_before;
-        for path in &targets {
+        // vanished files first: a file renamed or moved within the roots then finds its
+        // conversations in the store-only set and takes them over (no duplicate)
+        let (gone_paths, live_paths): (Vec<&PathBuf>, Vec<&PathBuf>) =
+            targets.iter().partition(|p| !p.exists());
+        for path in gone_paths.into_iter().chain(live_paths) {
             let (c, gone) = self.update_path(path, &mut batch, &mut kills);
             changed |= c;
             files_changed |= gone;
@@ -134,7 +138,18 @@ impl Writer {
                 .collect();
             self.catalog.set_groups(groups);
         }
-        self.finish_batch(batch);
+        self.settle(&mut batch, kills);
+        self.stats.updates += 1;
+        self.publish(started);
+        self.store_flush();
+        true
+    }
+
+    /// Adds the batch's documents (and stored tails of the conversations just updated), kills
+    /// the dead ones and keeps the segments in shape. Does not publish.
+    pub(super) fn settle(&mut self, batch: &mut Batch, mut kills: Vec<(u64, u32)>) {
+        self.add_stored_tails(batch, &mut kills);
+        self.finish_batch(std::mem::take(batch));
         let mut by_seg: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
         for (seg, doc) in kills {
             by_seg.entry(seg).or_default().push(doc);
@@ -154,9 +169,6 @@ impl Writer {
         }
         self.view.segs.retain(|s| s.live_count() > 0);
         self.maintain_segments();
-        self.stats.updates += 1;
-        self.publish(started);
-        true
     }
 
     /// Applies one conversation's new state read from `entry`. With `single`, a file holding
@@ -170,6 +182,9 @@ impl Writer {
         batch: &mut Batch,
         kills: &mut Vec<(u64, u32)>,
     ) {
+        if self.is_forgotten(&state.id) {
+            return;
+        }
         let conv = match entry.convs.iter().find(|(k, _)| *k == state.id) {
             Some(&(_, c)) => c,
             None if single => {
@@ -177,8 +192,13 @@ impl Writer {
                 entry.convs[0].1
             }
             None => {
-                let c = self.next_conv;
-                self.next_conv += 1;
+                // a conversation the store kept (its file vanished, moved or is restored) is
+                // taken over under its id, so nothing is doubled
+                let c = self.claim_stored(&state.id).unwrap_or_else(|| {
+                    let c = self.next_conv;
+                    self.next_conv += 1;
+                    c
+                });
                 entry.convs.push((state.id.clone(), c));
                 c
             }
@@ -188,15 +208,13 @@ impl Writer {
         for t in &new_turns {
             batch.add(conv, t);
         }
+        self.note_for_store(conv, &new_turns);
     }
 
     /// Kills every document of a file and forgets its conversations.
     fn drop_file(&mut self, entry: &FileEntry, kills: &mut Vec<(u64, u32)>) {
         for &(_, conv) in &entry.convs {
-            if let Some(book) = self.books.remove(&conv) {
-                kills.extend(book.docs);
-            }
-            self.catalog.remove(conv);
+            self.retire(conv, kills);
         }
     }
 
@@ -235,10 +253,7 @@ impl Writer {
                     .partition(|(id, _)| present.contains(id));
                 entry.convs = keep;
                 for (_, conv) in gone {
-                    if let Some(book) = self.books.remove(&conv) {
-                        kills.extend(book.docs);
-                    }
-                    self.catalog.remove(conv);
+                    self.retire(conv, kills);
                 }
                 self.files.insert(path.to_owned(), entry);
                 (true, false)

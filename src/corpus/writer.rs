@@ -6,6 +6,7 @@ use super::dups::DupTracker;
 use super::ingest::{FileState, ReadOutcome};
 use super::{Root, Shared, Snapshot, SourceHealth, Stats};
 use crate::index::{IndexView, NewDoc, Segment, SegmentBuilder, Tokenizer, facts};
+use crate::store::TurnRecord;
 use crate::transcript::{ConvState, FileOp, Role, SourceFile, ToolKind, Turn};
 use crate::util::hash::FxHashMap;
 use crate::util::time::now_ms;
@@ -140,6 +141,10 @@ pub struct Writer {
     pub(super) tokenizer: Tokenizer,
     pub(super) complete: bool,
     pub(super) dups: DupTracker,
+    /// The durable store, unless `--no-archive` (or it could not be opened).
+    pub(super) archive: Option<super::history::Archive>,
+    /// Conversations updated since the last [`Writer::settle`] (their stored tails are checked).
+    pub(super) touched: Vec<ConvId>,
 }
 
 impl Writer {
@@ -158,6 +163,8 @@ impl Writer {
             tokenizer: Tokenizer::new(),
             complete: false,
             dups: DupTracker::default(),
+            archive: None,
+            touched: Vec::new(),
         }
     }
 
@@ -187,7 +194,16 @@ impl Writer {
         let next = AtomicUsize::new(0);
         let conv_base = AtomicUsize::new(self.next_conv as usize);
         let seg_base = std::sync::atomic::AtomicU64::new(self.next_seg);
-        type Read = (FileState, Vec<ConvUpdate>, Vec<ConvId>);
+        // the store's writer keeps what it reads; readers leave that to it
+        let encode = self.archive.as_ref().is_some_and(|a| a.is_writer());
+        let forgotten = self.archive.as_ref().map(|a| a.forgotten.clone());
+        let forgotten = forgotten.unwrap_or_default();
+        type Read = (
+            FileState,
+            Vec<ConvUpdate>,
+            Vec<ConvId>,
+            Vec<Vec<TurnRecord>>,
+        );
         type Built = (Vec<(Segment, Vec<(ConvId, u32)>)>, Vec<Read>);
         let results: Vec<Built> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
@@ -212,20 +228,28 @@ impl Writer {
                                 ReadOutcome::Unchanged => Vec::new(),
                                 ReadOutcome::Gone | ReadOutcome::Rewritten => continue,
                             };
+                            let convs: Vec<ConvState> = convs
+                                .into_iter()
+                                .filter(|c| !forgotten.contains(&c.id))
+                                .collect();
                             let ids: Vec<ConvId> = convs
                                 .iter()
                                 .map(|_| conv_base.fetch_add(1, Ordering::Relaxed) as ConvId)
                                 .collect();
                             // the turns go into the segment; only their summary is kept
                             let mut updates = Vec::with_capacity(convs.len());
+                            let mut records = Vec::new();
                             for (c, &id) in convs.into_iter().zip(&ids) {
                                 let (update, turns) = ConvUpdate::split(c);
                                 for t in &turns {
                                     batch.add(id, t);
                                 }
+                                if encode {
+                                    records.push(turns.iter().map(TurnRecord::of).collect());
+                                }
                                 updates.push(update);
                             }
-                            read.push((state, updates, ids));
+                            read.push((state, updates, ids, records));
                             if batch.builder.text_bytes() >= SEGMENT_TEXT_BYTES {
                                 segments.push(finish(std::mem::take(&mut batch)));
                             }
@@ -243,7 +267,7 @@ impl Writer {
         self.next_conv = conv_base.load(Ordering::Relaxed) as ConvId;
         self.next_seg = seg_base.load(Ordering::Relaxed);
         for (segments, read) in results {
-            for (state, convs, ids) in read {
+            for (state, convs, ids, records) in read {
                 let path = state.src.path.clone();
                 let src = Arc::new(state.src.clone());
                 let mut entry = FileEntry {
@@ -251,9 +275,11 @@ impl Writer {
                     convs: Vec::new(),
                     src,
                 };
+                let mut records = records.into_iter();
                 for (c, id) in convs.into_iter().zip(ids) {
                     entry.convs.push((c.id.clone(), id));
                     self.update_conversation(&entry, id, c, &mut Vec::new());
+                    self.note_records(id, records.next().unwrap_or_default());
                 }
                 self.files.insert(path, entry);
             }
@@ -263,8 +289,11 @@ impl Writer {
         }
         let groups = self.project_groups();
         self.catalog.set_groups(groups);
+        // conversations only the store still holds join before the index says it is complete
+        self.archive_start();
         self.complete = true;
         self.publish(started);
+        self.store_flush();
         let snap = self.shared.snapshot();
         let mut sizes = [0usize; 5];
         for sv in &snap.index.segs {
@@ -336,7 +365,11 @@ impl Writer {
             turn_count: state.turn_count,
             turn_offsets: offsets,
             end_offset: entry.state.offset,
+            source_turns: state.turn_count,
+            followed: true,
+            gone_since: None,
         });
+        self.touched.push(conv);
     }
 
     /// Finishes a batch into a segment and records where its documents went.
@@ -470,6 +503,7 @@ impl Writer {
             stats: self.stats.clone(),
             roots: Arc::clone(&self.roots),
             dup_multi: self.dups.multi(),
+            store: self.archive.as_ref().map(|a| Arc::clone(&a.store)),
         });
     }
 }

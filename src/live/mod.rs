@@ -121,6 +121,9 @@ pub fn run(
         if let Some(due) = saver.due() {
             wake = wake.min(due);
         }
+        if let Some(due) = writer.store_due() {
+            wake = wake.min(due);
+        }
         let mut rescan = false;
         let mut stop = None;
         match rx.recv_timeout(wake.saturating_duration_since(now)) {
@@ -194,6 +197,10 @@ pub fn run(
         if rescan || (watch.is_none() && now >= next_poll) {
             saver.dirty |= writer.poll();
             next_poll = Instant::now() + cfg.poll_interval;
+        }
+        // other servers' commits, the writer lock, retention
+        if writer.store_due().is_some_and(|d| d <= Instant::now()) {
+            saver.dirty |= writer.store_tick();
         }
         status.pending.store(schedule.len(), Ordering::Relaxed);
         saver.maybe_save(&writer);

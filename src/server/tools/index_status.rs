@@ -121,6 +121,8 @@ pub struct StatusOut {
     pub sources: Vec<SourceOut>,
     /// What the persistent index did in this process.
     pub cache: CacheOut,
+    /// The durable store of conversation history.
+    pub store: super::store_out::StoreOut,
     /// Warnings of sources whose files yield no turns.
     pub warnings: Vec<String>,
     /// True when detail was left out to stay within max_chars.
@@ -131,11 +133,12 @@ pub struct StatusOut {
 pub fn run(
     snap: &Snapshot,
     live: &LiveStatus,
-    cache: CacheReport,
+    (cache, store): (CacheReport, crate::store::StoreReport),
     p: StatusParams,
 ) -> Result<StatusOut, ToolError> {
     let max_chars = budget::check_max_chars(p.max_chars, budget::READ_DEFAULT)?;
     let mut out = status(snap, live, cache);
+    out.store = store.into();
     // shed detail until it fits: per-source rows, warnings, then the descriptive strings
     while json_len(&out) > max_chars && !out.sources.is_empty() {
         out.sources.pop();
@@ -150,6 +153,8 @@ pub fn run(
         out.cache.path = None;
         out.cache.rejected_because = None;
         out.cache.write_error = None;
+        out.store.path = None;
+        out.store.moved_aside = None;
         out.truncated = true;
     }
     Ok(out)
@@ -215,6 +220,7 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
             })
             .collect(),
         cache: cache.into(),
+        store: crate::store::StoreReport::default().into(),
         truncated: false,
         warnings: snap
             .stats
@@ -237,7 +243,14 @@ impl ConversationServer {
     pub async fn index_status(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
         let live = Arc::clone(&self.live);
         let shared = Arc::clone(&self.shared);
-        let f = move |snap: &Snapshot, p| run(snap, &live, shared.cache_report(), p);
+        let f = move |snap: &Snapshot, p| {
+            run(
+                snap,
+                &live,
+                (shared.cache_report(), shared.store_report()),
+                p,
+            )
+        };
         self.run_with(args, f, std::time::Duration::ZERO, false)
             .await
     }

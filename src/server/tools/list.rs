@@ -55,6 +55,11 @@ pub struct ListedConversation {
     pub cwd: Option<String>,
     pub git_branch: Option<String>,
     pub subagent_count: usize,
+    /// False when the transcript is gone and the conversation lives in the durable store only.
+    pub source_present: bool,
+    /// Since when the transcript is gone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_missing_since: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -97,18 +102,23 @@ pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
         complete: snap.complete,
     };
     let mut used = json_len(&resp) + 50;
-    let rows = rows.into_iter().map(|r| ListedConversation {
-        session_id: r.conv.id.clone(),
-        source: r.conv.source().to_owned(),
-        project: r.project,
-        summary: r.conv.meta.summary(),
-        slug: r.conv.meta.slug.clone(),
-        first_timestamp: iso(r.conv.meta.first_ts),
-        last_timestamp: iso(r.conv.meta.last_ts),
-        turn_count: r.conv.turn_count,
-        cwd: r.conv.meta.cwd.clone(),
-        git_branch: r.conv.meta.git_branch.clone(),
-        subagent_count: r.subagent_count,
+    let rows = rows.into_iter().map(|r| {
+        let (source_present, source_missing_since) = super::source_presence(&r.conv);
+        ListedConversation {
+            session_id: r.conv.id.clone(),
+            source: r.conv.source().to_owned(),
+            project: r.project,
+            summary: r.conv.meta.summary(),
+            slug: r.conv.meta.slug.clone(),
+            first_timestamp: iso(r.conv.meta.first_ts),
+            last_timestamp: iso(r.conv.meta.last_ts),
+            turn_count: r.conv.turn_count,
+            cwd: r.conv.meta.cwd.clone(),
+            git_branch: r.conv.meta.git_branch.clone(),
+            subagent_count: r.subagent_count,
+            source_present,
+            source_missing_since,
+        }
     });
     resp.truncated = budget::fill(rows, &mut resp.conversations, &mut used, max_chars);
     resp.next_offset = budget::next_offset(offset, resp.conversations.len(), total);

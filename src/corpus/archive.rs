@@ -1,0 +1,260 @@
+//! Durable history in the corpus: conversations whose transcript vanished stay in the index as
+//! store-only conversations (read back from the store), a transcript that comes back takes its
+//! conversation over under the same id, and the server holding the store's writer lock stores
+//! every turn it reads. See [`crate::store`] for the store itself and `archive_sync` for keeping
+//! this server in step with what other servers commit.
+use super::catalog::{ConvId, Conversation};
+use super::history::{Archive, ArchiveConfig};
+use super::writer::{Batch, Writer};
+use crate::store::{ConvRecord, Role, Store, StoreError, TurnRecord};
+use crate::transcript::Turn;
+use crate::util::hash::FxHashMap;
+use crate::util::time::now_ms;
+use std::sync::Arc;
+use std::time::Instant;
+
+impl Writer {
+    /// Opens the store for this corpus. When it cannot be used, the server runs mirror-only and
+    /// says why (once on stderr, and in `index_status`).
+    pub fn open_archive(&mut self, cfg: &ArchiveConfig) {
+        let path = cfg.dir.join(crate::store::DB_NAME);
+        self.shared.update_store(|r| r.path = Some(path.clone()));
+        match Store::open(&cfg.dir) {
+            Ok((store, writer, note)) => {
+                let role = if writer.is_some() {
+                    Role::Writer
+                } else {
+                    Role::Reader
+                };
+                if let Some(n) = &note {
+                    tracing::error!("{n}");
+                }
+                self.shared.update_store(|r| {
+                    r.role = role;
+                    r.moved_aside = match &note {
+                        Some(StoreError::MovedAside { moved_to, .. }) => Some(moved_to.clone()),
+                        _ => None,
+                    };
+                    r.error = note.as_ref().map(ToString::to_string);
+                });
+                let forgotten = store
+                    .with_read(crate::store::read::forgotten)
+                    .unwrap_or_default();
+                self.archive = Some(Archive {
+                    store: Arc::new(store),
+                    writer,
+                    unfollowed: FxHashMap::default(),
+                    stored: FxHashMap::default(),
+                    forgotten: forgotten.into_iter().collect(),
+                    seq: 0,
+                    pending: Vec::new(),
+                    pending_gone: Vec::new(),
+                    resync: true,
+                    retain_ms: cfg.retain_days.map(|d| i64::from(d) * 86_400_000),
+                    next_retention: Instant::now(),
+                    next_tick: Instant::now(),
+                });
+            }
+            Err(e) => {
+                tracing::warn!("{e}");
+                self.shared.update_store(|r| {
+                    r.role = Role::Off;
+                    r.error = Some(e.to_string());
+                });
+            }
+        }
+    }
+
+    pub fn has_archive(&self) -> bool {
+        self.archive.is_some()
+    }
+
+    pub(super) fn is_forgotten(&self, id: &str) -> bool {
+        self.archive
+            .as_ref()
+            .is_some_and(|a| a.forgotten.contains(id))
+    }
+
+    /// The internal id of a store-only conversation with this public id, now taken over by a
+    /// transcript again.
+    pub(super) fn claim_stored(&mut self, id: &str) -> Option<ConvId> {
+        let a = self.archive.as_mut()?;
+        let conv = a.unfollowed.remove(id)?;
+        a.pending_gone.retain(|(g, _)| g != id);
+        Some(conv)
+    }
+
+    /// A conversation whose transcript no longer holds it: kept as store-only when history is
+    /// kept, removed from the index otherwise.
+    pub(super) fn retire(&mut self, conv: ConvId, kills: &mut Vec<(u64, u32)>) {
+        let keep = self
+            .catalog
+            .get(conv)
+            .filter(|c| c.turn_count > 0 && self.archive.is_some() && !self.is_forgotten(&c.id));
+        let Some(old) = keep.cloned() else {
+            if let Some(book) = self.books.remove(&conv) {
+                kills.extend(book.docs);
+            }
+            self.catalog.remove(conv);
+            return;
+        };
+        let since = old.gone_since.unwrap_or_else(now_ms);
+        if let Some(a) = self.archive.as_mut() {
+            a.unfollowed.insert(old.id.clone(), conv);
+            a.pending_gone.push((old.id.clone(), since));
+        }
+        let mut c = (*old).clone();
+        c.followed = false;
+        c.gone_since = Some(since);
+        c.source_turns = 0;
+        self.catalog.put(c);
+    }
+
+    /// Keeps a conversation's newly read turns for the next commit (writer only).
+    pub(super) fn note_for_store(&mut self, conv: ConvId, turns: &[Turn]) {
+        if self.archive.as_ref().is_some_and(Archive::is_writer) {
+            let records = turns.iter().map(TurnRecord::of).collect();
+            self.note_records(conv, records);
+        }
+    }
+
+    pub(super) fn note_records(&mut self, conv: ConvId, records: Vec<TurnRecord>) {
+        if let Some(a) = self.archive.as_mut().filter(|a| a.is_writer()) {
+            a.pending.push((conv, records));
+        }
+    }
+
+    /// Conversations just updated whose stored turns reach further than their transcript now
+    /// does (it shrank, or was rewound): the stored tail joins the index again.
+    pub(super) fn add_stored_tails(&mut self, batch: &mut Batch, kills: &mut Vec<(u64, u32)>) {
+        let touched = std::mem::take(&mut self.touched);
+        let Some(a) = self.archive.as_ref() else {
+            return;
+        };
+        let mut want = Vec::new();
+        for conv in touched {
+            let Some(c) = self.catalog.get(conv) else {
+                continue;
+            };
+            let stored = a.stored.get(&c.id).copied().unwrap_or(0);
+            if c.followed && stored > c.turn_count {
+                want.push((conv, c.turn_count, stored));
+            }
+        }
+        want.sort_unstable();
+        want.dedup();
+        for (conv, from, to) in want {
+            self.load_stored_turns(conv, from, to, batch, kills);
+        }
+    }
+
+    /// Reads turns `from..to` of a conversation from the store into `batch` (replacing whatever
+    /// the index holds for those numbers) and extends the conversation to them.
+    pub(super) fn load_stored_turns(
+        &mut self,
+        conv: ConvId,
+        from: u32,
+        to: u32,
+        batch: &mut Batch,
+        kills: &mut Vec<(u64, u32)>,
+    ) {
+        let (Some(a), Some(c)) = (self.archive.as_ref(), self.catalog.get(conv).cloned()) else {
+            return;
+        };
+        let records = a
+            .store
+            .with_read(|conn, path| crate::store::read::turns(conn, path, &c.id, from, to));
+        let records = match records {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!("{e}");
+                return;
+            }
+        };
+        if let Some(book) = self.books.get_mut(&conv) {
+            kills.extend(book.docs.iter().skip(from as usize).copied());
+            book.docs.truncate(from as usize);
+        }
+        for r in &records {
+            match r.turn() {
+                Ok(t) => batch.add(conv, &t),
+                Err(e) => tracing::warn!(
+                    "skipping turn {} of `{}` in the store `{}`: {e}",
+                    r.number,
+                    c.id,
+                    a.store.path.display()
+                ),
+            }
+        }
+        let mut c = (*c).clone();
+        c.turn_count = c.turn_count.max(to);
+        self.catalog.put(c);
+    }
+
+    /// What the store keeps of a conversation of the catalog.
+    pub(super) fn record_of(c: &Conversation, stored: u32) -> ConvRecord {
+        ConvRecord {
+            id: c.id.clone(),
+            file: (*c.file).clone(),
+            parent: c.parent.clone(),
+            meta: c.meta.clone(),
+            turn_count: c.turn_count.max(stored),
+            end_offset: c.end_offset,
+            gone_since: c.gone_since,
+        }
+    }
+
+    /// Commits what was read and what vanished since the last commit (writer only; a reader
+    /// drops it: the writer reads the same transcripts). A failed commit changes nothing on disk
+    /// and is retried by comparing the whole index with the store.
+    pub fn store_flush(&mut self) {
+        let Some(a) = self.archive.as_mut() else {
+            return;
+        };
+        let pending = std::mem::take(&mut a.pending);
+        let gone = std::mem::take(&mut a.pending_gone);
+        let Some(w) = a.writer.as_mut() else {
+            return;
+        };
+        if pending.is_empty() && gone.is_empty() {
+            return;
+        }
+        let catalog = &self.catalog;
+        let stored = &mut a.stored;
+        let result = w.commit(|tx| {
+            for (id, since) in &gone {
+                tx.mark_gone(id, *since)?;
+            }
+            for (conv, records) in &pending {
+                let Some(c) = catalog.get(*conv) else {
+                    continue;
+                };
+                let have = stored.get(&c.id).copied().unwrap_or(0);
+                if tx.put(&Self::record_of(c, have), records)? {
+                    stored.insert(c.id.clone(), have.max(c.turn_count));
+                }
+            }
+            Ok(())
+        });
+        self.after_commit(result.map(|_| ()));
+    }
+
+    /// Notes a commit's outcome for `index_status`.
+    pub(super) fn after_commit(&mut self, result: Result<(), StoreError>) {
+        let Some(a) = self.archive.as_mut() else {
+            return;
+        };
+        match result {
+            Ok(()) => self.shared.update_store(|r| {
+                r.commits += 1;
+                r.last_commit_ms = Some(now_ms());
+                r.error = None;
+            }),
+            Err(e) => {
+                tracing::warn!("{e}");
+                a.resync = true;
+                self.shared.update_store(|r| r.error = Some(e.to_string()));
+            }
+        }
+    }
+}
