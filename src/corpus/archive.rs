@@ -40,11 +40,18 @@ impl Writer {
                 let forgotten = store
                     .with_read(crate::store::read::forgotten)
                     .unwrap_or_default();
+                // what is stored, so a transcript found gone at start keeps its conversation
+                let stored = store
+                    .with_read(|c, p| crate::store::read::heads_since(c, p, 0))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|h| (h.id, h.turn_count))
+                    .collect();
                 self.archive = Some(Archive {
                     store: Arc::new(store),
                     writer,
                     unfollowed: FxHashMap::default(),
-                    stored: FxHashMap::default(),
+                    stored,
                     forgotten: forgotten.into_iter().collect(),
                     seq: 0,
                     pending: Vec::new(),
@@ -87,10 +94,18 @@ impl Writer {
     /// A conversation whose transcript no longer holds it: kept as store-only when history is
     /// kept, removed from the index otherwise.
     pub(super) fn retire(&mut self, conv: ConvId, kills: &mut Vec<(u64, u32)>) {
+        // kept only when the store has it (or is about to): its turns are read from there
+        let stored = |id: &str| {
+            self.archive.as_ref().is_some_and(|a| {
+                !a.forgotten.contains(id)
+                    && (a.stored.get(id).is_some_and(|&n| n > 0)
+                        || a.pending.iter().any(|(c, _)| *c == conv))
+            })
+        };
         let keep = self
             .catalog
             .get(conv)
-            .filter(|c| c.turn_count > 0 && self.archive.is_some() && !self.is_forgotten(&c.id));
+            .filter(|c| c.turn_count > 0 && stored(&c.id));
         let Some(old) = keep.cloned() else {
             if let Some(book) = self.books.remove(&conv) {
                 kills.extend(book.docs);

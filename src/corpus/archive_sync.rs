@@ -240,6 +240,11 @@ impl Writer {
         let conv = self.next_conv;
         self.next_conv += 1;
         let turns = rec.turn_count;
+        // stored as present, but its transcript is not there (deleted while no server ran):
+        // gone from now on (the writer records it at its next full comparison)
+        let gone_since = rec
+            .gone_since
+            .or_else(|| (!rec.file.path.exists()).then(crate::util::time::now_ms));
         self.catalog.put(Conversation {
             conv,
             id: rec.id.clone(),
@@ -251,7 +256,7 @@ impl Writer {
             end_offset: rec.end_offset,
             source_turns: 0,
             followed: false,
-            gone_since: rec.gone_since,
+            gone_since,
         });
         if let Some(a) = self.archive.as_mut() {
             a.unfollowed.insert(rec.id, conv);

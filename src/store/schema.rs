@@ -145,14 +145,23 @@ pub fn open_writer(
 /// Opens, checks and sets up the database. The flag says whether the failure is damage.
 fn try_open_writer(path: &Path) -> Result<Connection, (StoreError, bool)> {
     let err = |e: rusqlite::Error| {
-        let damage = is_damage(&e);
-        (sql(path)(e), damage)
+        if is_damage(&e) {
+            let reason = e.to_string();
+            return (
+                StoreError::Damaged {
+                    path: path.to_owned(),
+                    reason,
+                },
+                true,
+            );
+        }
+        (sql(path)(e), false)
     };
     let conn = Connection::open(path).map_err(err)?;
     conn.busy_timeout(Duration::from_secs(5)).map_err(err)?;
-    let version = check_version(&conn, path).map_err(|e| {
-        let damage = e.is_damage();
-        (e, damage)
+    let version = check_version(&conn, path).map_err(|e| match e {
+        StoreError::Sql { source, .. } => err(source),
+        e => (e, false),
     })?;
     let mode: String = conn
         .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))

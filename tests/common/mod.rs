@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod opencode;
 pub mod search;
 pub mod session;
+pub mod store;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

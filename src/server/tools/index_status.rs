@@ -121,8 +121,10 @@ pub struct StatusOut {
     pub sources: Vec<SourceOut>,
     /// What the persistent index did in this process.
     pub cache: CacheOut,
-    /// The durable store of conversation history.
-    pub store: super::store_out::StoreOut,
+    /// The durable store of conversation history (left out only when max_chars is too small
+    /// for it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<super::store_out::StoreOut>,
     /// Warnings of sources whose files yield no turns.
     pub warnings: Vec<String>,
     /// True when detail was left out to stay within max_chars.
@@ -138,7 +140,7 @@ pub fn run(
 ) -> Result<StatusOut, ToolError> {
     let max_chars = budget::check_max_chars(p.max_chars, budget::READ_DEFAULT)?;
     let mut out = status(snap, live, cache);
-    out.store = store.into();
+    out.store = Some(store.into());
     // shed detail until it fits: per-source rows, warnings, then the descriptive strings
     while json_len(&out) > max_chars && !out.sources.is_empty() {
         out.sources.pop();
@@ -153,9 +155,15 @@ pub fn run(
         out.cache.path = None;
         out.cache.rejected_because = None;
         out.cache.write_error = None;
-        out.store.path = None;
-        out.store.moved_aside = None;
+        if let Some(st) = out.store.as_mut() {
+            st.path = None;
+            st.moved_aside = None;
+            st.error = None;
+        }
         out.truncated = true;
+    }
+    if json_len(&out) > max_chars {
+        out.store = None;
     }
     Ok(out)
 }
@@ -220,7 +228,7 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
             })
             .collect(),
         cache: cache.into(),
-        store: crate::store::StoreReport::default().into(),
+        store: None,
         truncated: false,
         warnings: snap
             .stats
