@@ -92,10 +92,6 @@ impl Project {
         &self.dir
     }
 
-    pub fn dir_name(&self) -> &str {
-        &self.name
-    }
-
     /// A naive decoding of the directory name used as the default `cwd` of its sessions:
     /// `-home-u-alpha` → `/home/u/alpha`; other names → `/work/<name>`.
     pub fn default_cwd(&self) -> String {

@@ -13,8 +13,6 @@ pub struct ToolReply {
     pub structured: Option<Value>,
     /// `structured` if present, else the text parsed as JSON (else the text as a JSON string).
     pub json: Value,
-    /// The whole `result` object.
-    pub raw: Value,
 }
 
 impl ToolReply {
@@ -46,7 +44,6 @@ impl ToolReply {
             text,
             structured,
             json,
-            raw: result,
         }
     }
 

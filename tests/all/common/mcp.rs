@@ -28,10 +28,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 #[derive(Default)]
 struct State {
     responses: HashMap<u64, Value>,
-    notifications: Vec<Value>,
     server_requests: Vec<Value>,
     violations: Vec<String>,
-    stdout_lines: usize,
     closed: bool,
 }
 
@@ -117,7 +115,6 @@ impl McpClient {
 
     fn handle_line(sh: &Shared, raw: &[u8]) {
         let mut st = sh.state.lock().unwrap();
-        st.stdout_lines += 1;
         let Ok(text) = std::str::from_utf8(raw) else {
             st.violations
                 .push(format!("non-UTF-8 stdout line: {raw:?}"));
@@ -155,8 +152,7 @@ impl McpClient {
                 }
                 return;
             }
-            st.notifications.push(v);
-            return;
+            return; // a notification: nothing to record
         }
         match v.get("id").and_then(Value::as_u64) {
             Some(id) => {
@@ -392,19 +388,9 @@ impl McpClient {
         String::from_utf8_lossy(&self.shared.stderr.lock().unwrap()).into_owned()
     }
 
-    /// Notifications received so far.
-    pub fn notifications(&self) -> Vec<Value> {
-        self.shared.state.lock().unwrap().notifications.clone()
-    }
-
     /// Stdout protocol violations recorded so far.
     pub fn violations(&self) -> Vec<String> {
         self.shared.state.lock().unwrap().violations.clone()
-    }
-
-    /// Number of stdout lines read so far.
-    pub fn stdout_line_count(&self) -> usize {
-        self.shared.state.lock().unwrap().stdout_lines
     }
 
     /// Panics if any stdout line was not a JSON-RPC 2.0 message.

@@ -1,7 +1,6 @@
 //! Shared black-box test harness: binary location, polling, sample data, CLI runner.
 //!
 //! `tests/all/main.rs` declares it once (`mod common;`) for every test module.
-#![allow(dead_code)]
 
 pub mod cache;
 pub mod fixture;

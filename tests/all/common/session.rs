@@ -22,7 +22,6 @@ pub struct SessionWriter {
     clock_ms: i64,
     step_ms: i64,
     last_uuid: Option<String>,
-    last_ts: Option<String>,
     sidechain: bool,
     agent_id: Option<String>,
     request_ids: HashMap<String, String>,
@@ -41,7 +40,6 @@ impl SessionWriter {
             clock_ms: parse_iso_ms(DEFAULT_START),
             step_ms: 1000,
             last_uuid: None,
-            last_ts: None,
             sidechain: false,
             agent_id: None,
             request_ids: HashMap::new(),
@@ -95,11 +93,6 @@ impl SessionWriter {
         self
     }
 
-    pub fn set_version(&mut self, version: &str) -> &mut Self {
-        self.version = version.to_string();
-        self
-    }
-
     /// Overrides the `sessionId` written into later records (the file name is unchanged).
     pub fn set_record_session_id(&mut self, id: &str) -> &mut Self {
         self.session_id = id.to_string();
@@ -121,11 +114,6 @@ impl SessionWriter {
     /// The timestamp the next record will get.
     pub fn next_timestamp(&self) -> String {
         format_iso_ms(self.clock_ms)
-    }
-
-    /// The timestamp of the last timestamped record written.
-    pub fn last_timestamp(&self) -> Option<String> {
-        self.last_ts.clone()
     }
 
     pub fn last_uuid(&self) -> Option<String> {
@@ -161,7 +149,6 @@ impl SessionWriter {
     fn tick(&mut self) -> String {
         let ts = format_iso_ms(self.clock_ms);
         self.clock_ms += self.step_ms;
-        self.last_ts = Some(ts.clone());
         ts
     }
 
