@@ -2,17 +2,14 @@
 //! handling (same message.id), thinking / tool results / toolUseResult / metadata records
 //! never searchable, the `tools:` line, tool inputs not indexed.
 
-use crate::common::fixture::{ProjectsDir, SessionWriter, new_msg_id};
-use crate::common::{Served, serve};
+use crate::common::fixture::{SessionWriter, new_msg_id};
+use crate::common::{Served, serve_session};
 use serde_json::json;
 
 const SID: &str = "c0a7e470-0000-4000-8000-00000000000b";
 
 fn session(f: impl FnOnce(&mut SessionWriter)) -> Served {
-    let dir = ProjectsDir::new();
-    let mut w = dir.project("-home-u-work-content").session(SID);
-    f(&mut w);
-    serve(dir)
+    serve_session("-home-u-work-content", SID, f)
 }
 
 fn assistant_text(s: &Served, turn: i64) -> String {

@@ -5,18 +5,12 @@
 use crate::common;
 
 use crate::common::fixture::ProjectsDir;
-use crate::common::mcp::hit_sessions;
+use crate::common::mcp::{hit_sessions, listed_sessions};
 use crate::common::{serve, serve_with};
 use serde_json::json;
 
 fn listed_ids(s: &common::Served) -> Vec<String> {
-    let l = s.list(json!({"limit": 100}));
-    let mut ids: Vec<String> = l["conversations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["session_id"].as_str().unwrap().to_string())
-        .collect();
+    let mut ids = listed_sessions(&s.list(json!({"limit": 100})));
     ids.sort();
     ids
 }

@@ -4,7 +4,7 @@
 //! counts once in `total`; restricted with session_id to a later session it is found there.
 
 use crate::common::fixture::{ProjectsDir, SessionWriter};
-use crate::common::mcp::hit_keys;
+use crate::common::mcp::{hit_keys, k};
 use crate::common::search::{edit, page_all, results, tool_turn};
 use crate::common::{Served, serve};
 use serde_json::{Value, json};
@@ -16,10 +16,6 @@ const EARLY: &str = "9f3e0c1a-0000-4000-8000-000000000001";
 const LATE: &str = "1a2b3c4d-0000-4000-8000-000000000002";
 /// Forks LATE: copies EARLY's turns 0–1 and LATE's turn 2, then adds turn 3.
 const FORK: &str = "0aaa0000-0000-4000-8000-000000000003";
-
-fn k(s: &str, n: u64) -> (String, u64) {
-    (s.to_string(), n)
-}
 
 /// The first `n` lines of a session file, for copying into another one.
 fn head_lines(w: &SessionWriter, n: usize) -> Vec<String> {

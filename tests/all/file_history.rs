@@ -5,8 +5,8 @@
 
 use crate::common::fixture::ProjectsDir;
 use crate::common::search::{
-    DAY, HOUR, assert_rejected, bash, edit, grep, iso_ago, multi_edit, notebook_edit, page_all,
-    read, results, strings, tool_turn, write,
+    DAY, HOUR, assert_rejected, bash, edit, grep, iso_ago, merged, multi_edit, notebook_edit,
+    page_all, read, results, strings, tool_turn, write,
 };
 use crate::common::{Served, serve};
 use serde_json::{Value, json};
@@ -190,11 +190,10 @@ fn shell_commands_and_searches_are_not_file_touches() {
 fn since_limit_and_offset_select_and_page() {
     let s = history();
     let q = |extra: Value| {
-        let mut a = json!({"path": "src/index/mod.rs"});
-        for (k, v) in extra.as_object().unwrap() {
-            a[k] = v.clone();
-        }
-        touches(&rows(&s, a))
+        touches(&rows(
+            &s,
+            merged(json!({"path": "src/index/mod.rs"}), &extra),
+        ))
     };
     assert_eq!(q(json!({"since": "2026-04-02"})), [t("h2", 0, "read")]);
     assert_eq!(q(json!({"since": "2026-04-01T10:30:00Z"})).len(), 5);

@@ -7,14 +7,9 @@ use crate::common;
 use std::time::Duration;
 
 use crate::common::formats::{CodexRollout, SourceRoot, codex_id, serve_sources};
+use crate::common::search::total;
 use crate::common::{poll_until_desc, samples_dir};
 use serde_json::{Value, json};
-
-fn total(c: &common::mcp::McpClient, q: &str) -> u64 {
-    c.search_with(json!({"query": q, "limit": 100}))["total"]
-        .as_u64()
-        .expect("total")
-}
 
 fn tools<'a>(turn: &'a Value, name: &str) -> Vec<&'a Value> {
     let all = turn["tools_used"].as_array().expect("tools_used");

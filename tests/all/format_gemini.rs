@@ -7,21 +7,9 @@ use crate::common;
 use std::time::Duration;
 
 use crate::common::formats::{GeminiChat, SourceRoot, gm_tool, serve_sources};
+use crate::common::search::{tool_used, total};
 use crate::common::{poll_until_desc, samples_dir};
 use serde_json::{Value, json};
-
-fn total(c: &common::mcp::McpClient, q: &str) -> u64 {
-    c.search_with(json!({"query": q, "limit": 100}))["total"]
-        .as_u64()
-        .expect("total")
-}
-
-fn tool<'a>(turn: &'a Value, name: &str) -> &'a Value {
-    let all = turn["tools_used"].as_array().expect("tools_used");
-    all.iter()
-        .find(|t| t["tool"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {turn}"))
-}
 
 #[test]
 fn messages_tools_and_metadata() {
@@ -69,29 +57,32 @@ fn messages_tools_and_metadata() {
     assert_eq!(t["user_text"], "explain the narwhal allocator");
     assert_eq!(t["assistant_text"], "The narwhal allocator uses arenas.");
     assert_eq!(
-        tool(&t, "read_file")["file"],
+        tool_used(&t, "read_file")["file"],
         "/home/u/gemroot/src/alloc.rs"
     );
     assert_eq!(
-        tool(&t, "run_shell_command")["command"],
+        tool_used(&t, "run_shell_command")["command"],
         "cargo bench narwhal"
     );
-    assert_eq!(tool(&t, "replace")["file"], "/home/u/gemroot/src/lib.rs");
+    assert_eq!(
+        tool_used(&t, "replace")["file"],
+        "/home/u/gemroot/src/lib.rs"
+    );
     assert_eq!(
         (
-            tool(&t, "write_file")["file"].as_str(),
-            tool(&t, "write_file")["chars"].as_u64()
+            tool_used(&t, "write_file")["file"].as_str(),
+            tool_used(&t, "write_file")["chars"].as_u64()
         ),
         (Some("/home/u/gemroot/NOTES.md"), Some(4))
     );
-    assert_eq!(tool(&t, "glob")["pattern"], "src/**/*.rs");
-    assert_eq!(tool(&t, "search_file_content")["pattern"], "fn alloc");
+    assert_eq!(tool_used(&t, "glob")["pattern"], "src/**/*.rs");
+    assert_eq!(tool_used(&t, "search_file_content")["pattern"], "fn alloc");
     assert_eq!(
-        tool(&t, "google_web_search")["query"],
+        tool_used(&t, "google_web_search")["query"],
         "arena allocator rust"
     );
     assert_eq!(
-        tool(&t, "web_fetch")["query"],
+        tool_used(&t, "web_fetch")["query"],
         "summarise https://example.test/arenas"
     );
     let many: Vec<&Value> = t["tools_used"]
@@ -325,7 +316,7 @@ fn real_samples() {
     let t = c.read_turn("gemini:gemini_stage0_jsonl", 0);
     assert_eq!(t["user_text"], "Say hello and list files.");
     assert_eq!(t["assistant_text"], "Hello! I listed the files.");
-    assert_eq!(tool(&t, "run_shell_command")["command"], "ls -F");
+    assert_eq!(tool_used(&t, "run_shell_command")["command"], "ls -F");
     let l = c.read_conversation("gemini:session-2025-12-16T23-47-b4f17607");
     assert_eq!(l["total_turns"], 2, "{l}");
     assert_eq!(l["project"], "0b7dfb1274ee51b3");

@@ -8,23 +8,10 @@ use std::time::Duration;
 use crate::common::formats::{
     OpenClawSession, SourceRoot, oc_text, oc_thinking, oc_tool, serve_sources,
 };
+use crate::common::mcp::listed_sessions;
+use crate::common::search::{tool_used, total};
 use crate::common::{poll_until_desc, samples_dir};
-use serde_json::{Value, json};
-
-fn total(c: &common::mcp::McpClient, q: &str) -> u64 {
-    c.search_with(json!({"query": q, "limit": 100}))["total"]
-        .as_u64()
-        .expect("total")
-}
-
-fn tool<'a>(turn: &'a Value, name: &str) -> &'a Value {
-    turn["tools_used"]
-        .as_array()
-        .expect("tools_used")
-        .iter()
-        .find(|t| t["tool"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {turn}"))
-}
+use serde_json::json;
 
 /// A session exercising every rule: a real prompt with every tool kind, thinking, tool
 /// results, housekeeping, the new-session scaffold, an error reply, compaction and a title.
@@ -90,14 +77,23 @@ fn prompts_tools_and_metadata() {
         reply.contains("inspect the quokka code") && reply.contains("refactored"),
         "{t}"
     );
-    assert_eq!(tool(&t, "exec")["command"], "cargo test quokka");
-    assert_eq!(tool(&t, "read")["file"], "/home/u/clawproj/src/quokka.rs");
-    assert_eq!(tool(&t, "edit")["file"], "/home/u/clawproj/src/lib.rs");
-    assert_eq!(tool(&t, "write")["file"], "/home/u/clawproj/NOTES.md");
-    assert_eq!(tool(&t, "write")["chars"], 5);
-    assert_eq!(tool(&t, "browser")["action"], "navigate");
-    assert_eq!(tool(&t, "web_search")["query"], "quokka parser combinators");
-    assert_eq!(tool(&t, "web_fetch")["url"], "https://example.test/quokka");
+    assert_eq!(tool_used(&t, "exec")["command"], "cargo test quokka");
+    assert_eq!(
+        tool_used(&t, "read")["file"],
+        "/home/u/clawproj/src/quokka.rs"
+    );
+    assert_eq!(tool_used(&t, "edit")["file"], "/home/u/clawproj/src/lib.rs");
+    assert_eq!(tool_used(&t, "write")["file"], "/home/u/clawproj/NOTES.md");
+    assert_eq!(tool_used(&t, "write")["chars"], 5);
+    assert_eq!(tool_used(&t, "browser")["action"], "navigate");
+    assert_eq!(
+        tool_used(&t, "web_search")["query"],
+        "quokka parser combinators"
+    );
+    assert_eq!(
+        tool_used(&t, "web_fetch")["url"],
+        "https://example.test/quokka"
+    );
 
     // thinking, tool results, housekeeping, scaffold, error-only replies: never indexed
     for word in [
@@ -236,12 +232,7 @@ fn real_samples() {
     }
     let c = serve_sources(&[root.arg("openclaw")], &[]);
     let list = c.list(json!({}));
-    let mut ids: Vec<&str> = list["conversations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["session_id"].as_str().unwrap())
-        .collect();
+    let mut ids = listed_sessions(&list);
     ids.sort();
     assert_eq!(
         ids,
@@ -253,7 +244,10 @@ fn real_samples() {
     // large: one prompt, two tool calls; pi: two prompts
     let t = c.read_turn("openclaw:openclaw-stage0-large", 0);
     assert_eq!(t["user_text"], "Open /tmp/large and run status");
-    assert_eq!(tool(&t, "run_terminal")["command"], "git status --short");
+    assert_eq!(
+        tool_used(&t, "run_terminal")["command"],
+        "git status --short"
+    );
     assert_eq!(
         c.read_conversation("openclaw:019e19b4-eb48-746a-aa6b-8dfcfa37954b")["total_turns"],
         2

@@ -4,8 +4,9 @@
 
 use crate::common::mcp::{hit_keys, hit_sessions};
 use crate::common::opencode::{
-    DataDir, copy_tree, legacy_tree, listed, results, sample_storage, source_status,
+    DataDir, copy_tree, legacy_tree, results, sample_storage, source_status,
 };
+use crate::common::search::listed;
 use serde_json::json;
 
 #[test]

@@ -12,6 +12,7 @@ use crate::common::live::{
     append, num, render, score_table, serve_live, table_diff, turns, wait_caught_up, wait_status,
 };
 use crate::common::mcp::McpClient;
+use crate::common::words;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -56,14 +57,10 @@ struct TurnSpec {
     tool: Option<(u8, &'static str)>,
 }
 
-fn words(max: usize) -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(VOCAB), 1..=max).prop_map(|w| w.join(" "))
-}
-
 fn turn_spec() -> impl Strategy<Value = TurnSpec> {
     (
-        words(6),
-        words(6),
+        words(VOCAB, 6),
+        words(VOCAB, 6),
         any::<bool>(),
         prop::option::of((0..3u8, prop::sample::select(VOCAB))),
     )

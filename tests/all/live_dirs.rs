@@ -14,18 +14,12 @@ use crate::common::live::{
     wait_caught_up, wait_hits, wait_idle, wait_status,
 };
 use crate::common::poll_until_desc;
-use serde_json::{Value, json};
+use crate::common::search::listed;
+use serde_json::json;
 
 const P: &str = "d1e50000-0000-4000-8000-000000000001";
 const Q: &str = "d1e50000-0000-4000-8000-000000000002";
 const R: &str = "d1e50000-0000-4000-8000-000000000003";
-
-fn listed(s: &common::mcp::McpClient) -> Vec<Value> {
-    s.list(json!({"limit": 100}))["conversations"]
-        .as_array()
-        .expect("conversations")
-        .clone()
-}
 
 #[test]
 fn a_project_directory_created_with_its_session_at_once_is_picked_up() {

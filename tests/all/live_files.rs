@@ -11,6 +11,7 @@ use crate::common::live::{
     DEBOUNCE_MS, append, assert_converges_to_fresh, num, overwrite_in_place, render, serve_live,
     wait_caught_up, wait_hits, wait_idle, wait_no_hits, wait_status,
 };
+use crate::common::mcp::listed_sessions;
 use serde_json::json;
 
 const A: &str = "f11e0000-0000-4000-8000-00000000000a";
@@ -217,13 +218,7 @@ fn a_same_length_rewrite_with_a_changed_prefix_is_noticed() {
 }
 
 fn listed(s: &common::Served) -> Vec<String> {
-    let r = s.list(json!({"limit": 100}));
-    r["conversations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["session_id"].as_str().unwrap().to_string())
-        .collect()
+    listed_sessions(&s.list(json!({"limit": 100})))
 }
 
 #[test]

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::common::fixture::ProjectsDir;
 use crate::common::live::{append, assert_converges_to_fresh, render, serve_live, wait_caught_up};
+use crate::common::words;
 use proptest::prelude::*;
 
 /// Vocabulary with overlapping documents, so document frequencies and lengths matter.
@@ -198,13 +199,9 @@ enum Op {
     Delete(usize),
 }
 
-fn words(max: usize) -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(VOCAB), 1..=max).prop_map(|w| w.join(" "))
-}
-
 fn exchanges() -> impl Strategy<Value = Exchanges> {
     prop::collection::vec(
-        (words(5), words(4)).prop_map(|(p, r)| (p, format!("reply {r}"))),
+        (words(VOCAB, 5), words(VOCAB, 4)).prop_map(|(p, r)| (p, format!("reply {r}"))),
         1..4,
     )
 }

@@ -3,31 +3,19 @@
 //! list_conversations fields, order, limit and total.
 
 use crate::common::fixture::{ProjectsDir, SessionWriter};
-use crate::common::{Served, assert_fields, serve, serve_with};
+use crate::common::mcp::listed_sessions;
+use crate::common::search::listed_conv;
+use crate::common::{Served, assert_fields, serve, serve_session, serve_with};
 use serde_json::{Value, json};
 
 const SID: &str = "3e7ada7a-0000-4000-8000-00000000000e";
 
 fn one(f: impl FnOnce(&mut SessionWriter)) -> Served {
-    let dir = ProjectsDir::new();
-    let mut w = dir.project("-home-u-work-meta").session(SID);
-    f(&mut w);
-    serve(dir)
-}
-
-fn conv(s: &Served, sid: &str) -> Value {
-    let l = s.list(json!({"limit": 100}));
-    l["conversations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["session_id"] == sid)
-        .unwrap_or_else(|| panic!("{sid} not listed: {l}"))
-        .clone()
+    serve_session("-home-u-work-meta", SID, f)
 }
 
 fn summary(s: &Served) -> Value {
-    conv(s, SID)["summary"].clone()
+    listed_conv(s, SID)["summary"].clone()
 }
 
 #[test]
@@ -97,7 +85,7 @@ fn slug_is_used_without_titles_or_summaries() {
         w.set_slug(Some("quiet-green-heron"));
         w.exchange("a prompt", "ok");
     });
-    let c = conv(&s, SID);
+    let c = listed_conv(&s, SID);
     assert_eq!(c["summary"], "quiet-green-heron");
     assert_eq!(c["slug"], "quiet-green-heron");
 }
@@ -111,7 +99,7 @@ fn first_prompt_prefix_is_the_last_resort() {
         w.exchange(&prompt, "ok");
         w.exchange("second prompt", "ok");
     });
-    let c = conv(&s, SID);
+    let c = listed_conv(&s, SID);
     let want: String = prompt.chars().take(200).collect();
     assert_eq!(c["summary"].as_str().unwrap().trim_end(), want.trim_end());
     assert_eq!(c["slug"], Value::Null);
@@ -136,8 +124,8 @@ fn project_strips_the_common_prefix_of_all_directories() {
         .session("bl")
         .exchange("prompt", "ok");
     let s = serve(dir);
-    assert_eq!(conv(&s, "dw")["project"], "diff-website");
-    assert_eq!(conv(&s, "bl")["project"], "blog");
+    assert_eq!(listed_conv(&s, "dw")["project"], "diff-website");
+    assert_eq!(listed_conv(&s, "bl")["project"], "blog");
 }
 
 #[test]
@@ -150,8 +138,8 @@ fn common_prefix_is_cut_back_to_a_dash_boundary() {
         .session("b")
         .exchange("p", "ok");
     let s = serve(dir);
-    assert_eq!(conv(&s, "a")["project"], "alpha");
-    assert_eq!(conv(&s, "b")["project"], "alps");
+    assert_eq!(listed_conv(&s, "a")["project"], "alpha");
+    assert_eq!(listed_conv(&s, "b")["project"], "alps");
 }
 
 #[test]
@@ -166,8 +154,8 @@ fn common_prefix_is_computed_over_matched_directories_only() {
     dir.project("-opt-zzz").session("zzz").exchange("p", "ok");
     let s = serve_with(dir, &["*srv-a-*"]);
     assert_eq!(s.list(json!({}))["total"], 2);
-    assert_eq!(conv(&s, "one")["project"], "one");
-    assert_eq!(conv(&s, "two")["project"], "two");
+    assert_eq!(listed_conv(&s, "one")["project"], "one");
+    assert_eq!(listed_conv(&s, "two")["project"], "two");
 }
 
 #[test]
@@ -176,7 +164,7 @@ fn single_directory_project_is_the_last_cwd_component() {
         w.set_cwd(Some("/home/u/code/My Project.v2"));
         w.exchange("prompt", "ok");
     });
-    assert_eq!(conv(&s, SID)["project"], "My Project.v2");
+    assert_eq!(listed_conv(&s, SID)["project"], "My Project.v2");
 }
 
 #[test]
@@ -185,8 +173,8 @@ fn single_directory_without_cwd_uses_the_directory_name() {
         w.set_cwd(None);
         w.exchange("prompt", "ok");
     });
-    assert_eq!(conv(&s, SID)["project"], "-home-u-work-meta");
-    assert_eq!(conv(&s, SID)["cwd"], Value::Null);
+    assert_eq!(listed_conv(&s, SID)["project"], "-home-u-work-meta");
+    assert_eq!(listed_conv(&s, SID)["cwd"], Value::Null);
 }
 
 #[test]
@@ -202,7 +190,7 @@ fn cwd_and_git_branch_come_from_the_first_record_carrying_them() {
             .set_git_branch(Some("other"));
         w.exchange("prompt three", "ok");
     });
-    let c = conv(&s, SID);
+    let c = listed_conv(&s, SID);
     assert_eq!(c["cwd"], "/home/u/first/cwd");
     assert_eq!(c["git_branch"], "feature/late-branch");
     let rc = s.read_conversation(SID);
@@ -220,7 +208,7 @@ fn list_entry_has_all_fields() {
         w.user("second");
         w.user("third");
     });
-    let c = conv(&s, SID);
+    let c = listed_conv(&s, SID);
     assert_fields(
         &c,
         &json!({
@@ -258,12 +246,7 @@ fn three_dated_sessions() -> Served {
 fn list_is_sorted_by_last_timestamp_descending() {
     let s = three_dated_sessions();
     let l = s.list(json!({}));
-    let ids: Vec<&str> = l["conversations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["session_id"].as_str().unwrap())
-        .collect();
+    let ids = listed_sessions(&l);
     assert_eq!(ids, ["new", "mid", "old"]);
     assert_eq!(l["total"], 3);
 }
@@ -272,12 +255,7 @@ fn list_is_sorted_by_last_timestamp_descending() {
 fn list_limit_keeps_the_newest_and_total_counts_all() {
     let s = three_dated_sessions();
     let l = s.list(json!({"limit": 2}));
-    let ids: Vec<&str> = l["conversations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["session_id"].as_str().unwrap())
-        .collect();
+    let ids = listed_sessions(&l);
     assert_eq!(ids, ["new", "mid"]);
     assert_eq!(l["total"], 3);
 }
@@ -296,13 +274,7 @@ fn filter_corpus() -> Served {
 }
 
 fn listed(s: &Served, project: &str) -> Vec<String> {
-    let l = s.list(json!({"project": project}));
-    let mut ids: Vec<String> = l["conversations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["session_id"].as_str().unwrap().to_string())
-        .collect();
+    let mut ids = listed_sessions(&s.list(json!({"project": project})));
     ids.sort();
     ids
 }

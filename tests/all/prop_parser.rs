@@ -57,8 +57,9 @@ enum Op {
     RawBytes(Vec<u8>),
 }
 
+/// 1 to 3 words of `VOCAB`.
 fn words() -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(VOCAB), 1..4).prop_map(|v| v.join(" "))
+    common::words(VOCAB, 3)
 }
 
 fn op() -> impl Strategy<Value = Op> {

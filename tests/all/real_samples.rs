@@ -4,6 +4,7 @@
 //! Also a smoke test over the committed synthetic corpus in fixtures/claude/projects.
 
 use crate::common::mcp::{McpClient, hit_keys};
+use crate::common::search::listed_conv;
 use crate::common::{fixtures_projects_dir, samples_dir};
 use serde_json::{Value, json};
 
@@ -25,17 +26,6 @@ fn server(extra: &[&str]) -> Option<McpClient> {
         &samples.join("claude-code/projects"),
         extra,
     ))
-}
-
-fn conv(c: &McpClient, sid: &str) -> Value {
-    let l = c.list(json!({"limit": 100}));
-    l["conversations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["session_id"] == sid)
-        .unwrap_or_else(|| panic!("{sid} not listed: {l}"))
-        .clone()
 }
 
 #[test]
@@ -164,10 +154,10 @@ fn subagents_are_attached_to_their_parents() {
         .unwrap_or_else(|| panic!("flat subagent not found: {r}"));
     assert_eq!(hit["parent_session_id"], DEEP);
 
-    assert_eq!(conv(&c, WORKTREES)["subagent_count"], 1);
-    assert_eq!(conv(&c, DEEP)["subagent_count"], 1);
+    assert_eq!(listed_conv(&c, WORKTREES)["subagent_count"], 1);
+    assert_eq!(listed_conv(&c, DEEP)["subagent_count"], 1);
     for sid in [JSS, LOG, IDEAS] {
-        assert_eq!(conv(&c, sid)["subagent_count"], 0, "{sid}");
+        assert_eq!(listed_conv(&c, sid)["subagent_count"], 0, "{sid}");
     }
     assert_eq!(c.list(json!({}))["total"], 5, "subagents are not listed");
 }
@@ -175,12 +165,12 @@ fn subagents_are_attached_to_their_parents() {
 #[test]
 fn summaries_slugs_cwd_and_branches() {
     let Some(c) = server(&[]) else { return };
-    let deep = conv(&c, DEEP);
+    let deep = listed_conv(&c, DEEP);
     assert_eq!(deep["summary"], "Claude Code CLI Tool Development Summary");
     assert_eq!(deep["slug"], "humble-doodling-wolf");
     assert_eq!(deep["cwd"], "/src/deep-manifest");
     assert_eq!(deep["git_branch"], "master");
-    let log = conv(&c, LOG);
+    let log = listed_conv(&c, LOG);
     assert_eq!(
         log["summary"],
         "Test Suite Reorganization: Improved Test File Structure"
@@ -188,12 +178,12 @@ fn summaries_slugs_cwd_and_branches() {
     assert_eq!(log["slug"], Value::Null);
     assert_eq!(log["cwd"], "/Users/dain/workspace/claude-code-log");
     assert_eq!(log["git_branch"], Value::Null);
-    let ideas = conv(&c, IDEAS);
+    let ideas = listed_conv(&c, IDEAS);
     assert_eq!(ideas["summary"], "zippy-wondering-wadler");
     assert_eq!(ideas["slug"], "zippy-wondering-wadler");
     assert_eq!(ideas["git_branch"], "HEAD");
     assert_eq!(ideas["cwd"], "/home/user/project");
-    let wt = conv(&c, WORKTREES);
+    let wt = listed_conv(&c, WORKTREES);
     let first = c.read_turn(WORKTREES, 0)["user_text"]
         .as_str()
         .unwrap()
@@ -202,7 +192,7 @@ fn summaries_slugs_cwd_and_branches() {
     assert_eq!(wt["summary"].as_str().unwrap().trim_end(), want.trim_end());
     assert!(want.starts_with("OK, we're going to make a little experiment here."));
     assert_eq!(wt["git_branch"], "master");
-    let jss = conv(&c, JSS);
+    let jss = listed_conv(&c, JSS);
     assert_eq!(jss["cwd"], "/Users/dain/workspace/JSSoundRecorder");
     assert_eq!(jss["git_branch"], "gh-pages");
     assert_eq!(jss["turn_count"], 6);
@@ -246,7 +236,7 @@ fn single_project_is_named_after_its_cwd() {
     let Some(c) = server(&["*deep-manifest"]) else {
         return;
     };
-    let d = conv(&c, DEEP);
+    let d = listed_conv(&c, DEEP);
     assert_eq!(d["project"], "deep-manifest");
     assert_eq!(d["subagent_count"], 1);
     assert_eq!(c.index_status()["subagents"], 1);

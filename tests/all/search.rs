@@ -3,22 +3,13 @@
 //! snippets, determinism.
 
 use crate::common::fixture::{ProjectsDir, new_msg_id};
-use crate::common::mcp::hit_keys;
-use crate::common::{Served, serve};
+use crate::common::mcp::{hit_keys, k};
+use crate::common::{Served, serve, serve_prompts};
 use serde_json::{Value, json};
-
-fn k(s: &str, n: u64) -> (String, u64) {
-    (s.to_string(), n)
-}
 
 /// One session `s1` with the given prompts (each answered with "ok").
 fn prompts(list: &[&str]) -> Served {
-    let dir = ProjectsDir::new();
-    let mut w = dir.project("-home-u-work-search").session("s1");
-    for p in list {
-        w.exchange(p, "ok");
-    }
-    serve(dir)
+    serve_prompts("-home-u-work-search", list)
 }
 
 #[test]

@@ -3,8 +3,10 @@
 //! invalid value is an isError result naming the parameter and what it accepts.
 
 use crate::common::fixture::ProjectsDir;
-use crate::common::mcp::hit_keys;
-use crate::common::search::{DAY, HOUR, assert_rejected, bash, edit, iso_ago, read, tool_turn};
+use crate::common::mcp::{hit_keys, k, listed_sessions};
+use crate::common::search::{
+    DAY, HOUR, assert_rejected, bash, edit, iso_ago, merged, read, tool_turn,
+};
 use crate::common::{Served, serve};
 use serde_json::{Value, json};
 
@@ -19,10 +21,6 @@ fn keys(s: &Served, args: Value) -> Vec<(String, u64)> {
 }
 
 const NONE: [u64; 0] = [];
-
-fn k(s: &str, n: u64) -> (String, u64) {
-    (s.to_string(), n)
-}
 
 /// Three sessions at fixed dates, one at a relative age; each turn holds `timeword`.
 fn dated() -> Served {
@@ -51,10 +49,7 @@ fn dated() -> Served {
 fn since_and_until_take_iso_dates_and_datetimes() {
     let s = dated();
     let q = |extra: Value| {
-        let mut a = json!({"query": "timeword", "project": "dated"});
-        for (key, v) in extra.as_object().unwrap() {
-            a[key] = v.clone();
-        }
+        let a = merged(json!({"query": "timeword", "project": "dated"}), &extra);
         keys(&s, a)
             .into_iter()
             .filter(|(id, _)| id.starts_with('d'))
@@ -87,10 +82,7 @@ fn since_and_until_take_iso_dates_and_datetimes() {
 fn since_and_until_take_relative_ages_and_apply_per_turn() {
     let s = dated();
     let rel = |extra: Value| {
-        let mut a = json!({"query": "timeword", "session_id": "rel"});
-        for (key, v) in extra.as_object().unwrap() {
-            a[key] = v.clone();
-        }
+        let a = merged(json!({"query": "timeword", "session_id": "rel"}), &extra);
         keys(&s, a).into_iter().map(|(_, n)| n).collect::<Vec<_>>()
     };
     assert_eq!(rel(json!({"since": "7d"})), [1, 2]);
@@ -274,10 +266,7 @@ fn other_bad_arguments_name_the_parameter_and_what_is_accepted() {
         (json!({"session_id": "no-such-session"}), &["session_id"]),
     ];
     for (extra, words) in cases {
-        let mut args = json!({"query": "facetword"});
-        for (key, v) in extra.as_object().unwrap() {
-            args[key] = v.clone();
-        }
+        let args = merged(json!({"query": "facetword"}), extra);
         assert_rejected(&s, "search_conversations", args, words);
     }
     assert_rejected(
@@ -291,14 +280,7 @@ fn other_bad_arguments_name_the_parameter_and_what_is_accepted() {
 #[test]
 fn list_conversations_filters_by_time_and_pages_with_offset() {
     let s = dated();
-    let ids = |args: Value| -> Vec<String> {
-        s.list(args)["conversations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["session_id"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let ids = |args: Value| listed_sessions(&s.list(args));
     assert_eq!(
         ids(json!({})),
         ["rel", "d3", "d2", "d1"],
@@ -318,13 +300,7 @@ fn list_conversations_filters_by_time_and_pages_with_offset() {
     loop {
         let page = s.list(json!({"limit": 1, "offset": offset}));
         assert_eq!(page["total"], 4, "{page}");
-        paged.extend(
-            page["conversations"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|c| c["session_id"].as_str().unwrap().to_string()),
-        );
+        paged.extend(listed_sessions(&page));
         match page["next_offset"].as_u64() {
             Some(n) => offset = n,
             None => break,

@@ -6,17 +6,12 @@
 use crate::common::fixture::ProjectsDir;
 use crate::common::mcp::hit_keys;
 use crate::common::search::{results, strings};
-use crate::common::{Served, serve};
+use crate::common::{Served, serve, serve_prompts};
 use serde_json::{Value, json};
 
 /// One session `s1`, one turn per prompt (each answered with "ok"), turn numbers from 0.
 fn prompts(list: &[&str]) -> Served {
-    let dir = ProjectsDir::new();
-    let mut w = dir.project("-home-u-work-syntax").session("s1");
-    for p in list {
-        w.exchange(p, "ok");
-    }
-    serve(dir)
+    serve_prompts("-home-u-work-syntax", list)
 }
 
 /// Sorted turn numbers of every result (limit 100).

@@ -274,13 +274,13 @@ fn serves_stdin_and_stdout_that_are_files() {
     std::fs::write(&input, lines.join("\n") + "\n").expect("write requests");
     let output = io.path().join("out.jsonl");
     let iso = common::IsolatedEnv::new();
-    let mut cmd = std::process::Command::new(common::bin_path());
-    cmd.args(["--projects-dir", dir.path_str()])
+    let mut child = iso
+        .command(&["--projects-dir", dir.path_str()], &[])
         .stdin(std::fs::File::open(&input).expect("open requests"))
         .stdout(std::fs::File::create(&output).expect("create replies"))
-        .stderr(std::process::Stdio::null());
-    iso.apply(&mut cmd);
-    let mut child = cmd.spawn().expect("spawn");
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
     let status = common::poll_until_desc(
         "the server to exit at end of input",
         std::time::Duration::from_secs(20),

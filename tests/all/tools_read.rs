@@ -1,19 +1,18 @@
 //! read_turn / read_conversation: returned fields, tools_used summaries per tool (Read, Write,
 //! Edit, MultiEdit, Bash, Grep, Glob, Task, Agent, others), call order, paging and limits.
 
-use crate::common::fixture::{ProjectsDir, SessionWriter, new_msg_id};
-use crate::common::{Served, assert_fields, serve};
+use crate::common::fixture::{SessionWriter, new_msg_id};
+use crate::common::{Served, assert_fields, serve_session};
 use serde_json::{Value, json};
 
 const SID: &str = "7e0a11ed-0000-4000-8000-00000000000c";
 
 fn session(f: impl FnOnce(&mut SessionWriter)) -> Served {
-    let dir = ProjectsDir::new();
-    let mut w = dir.project("-home-u-work-reader").session(SID);
-    w.set_cwd(Some("/home/u/work/reader"));
-    w.set_git_branch(Some("feature/read"));
-    f(&mut w);
-    serve(dir)
+    serve_session("-home-u-work-reader", SID, |w| {
+        w.set_cwd(Some("/home/u/work/reader"));
+        w.set_git_branch(Some("feature/read"));
+        f(w);
+    })
 }
 
 /// A one-turn session whose single assistant message calls `name` with `input`.

@@ -2,18 +2,15 @@
 //! compact summaries, command/harness tags, interrupts, blanks), IDE tag stripping, turn 0
 //! before the first prompt, numbering, timestamps.
 
-use crate::common::fixture::{ProjectsDir, SessionWriter, image_block, new_msg_id, text_block};
-use crate::common::{Served, serve};
+use crate::common::fixture::{SessionWriter, image_block, new_msg_id, text_block};
+use crate::common::{Served, serve_session};
 use serde_json::json;
 
 const SID: &str = "5e551011-0000-4000-8000-00000000000a";
 
 /// One session `SID` in one project, built by `f`, served and indexed.
 fn session(f: impl FnOnce(&mut SessionWriter)) -> Served {
-    let dir = ProjectsDir::new();
-    let mut w = dir.project("-home-u-work-turns").session(SID);
-    f(&mut w);
-    serve(dir)
+    serve_session("-home-u-work-turns", SID, f)
 }
 
 fn total_turns(s: &Served) -> u64 {

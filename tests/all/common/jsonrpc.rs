@@ -110,3 +110,18 @@ pub fn hit_keys(reply: &Value) -> Vec<(String, u64)> {
 pub fn hit_sessions(reply: &Value) -> Vec<String> {
     hit_keys(reply).into_iter().map(|(s, _)| s).collect()
 }
+
+/// A `(session_id, turn_number)` key as [`hit_keys`] returns them.
+pub fn k(session_id: &str, turn_number: u64) -> (String, u64) {
+    (session_id.to_string(), turn_number)
+}
+
+/// The session ids of a `list_conversations` reply's `conversations`, in order.
+pub fn listed_sessions(reply: &Value) -> Vec<String> {
+    reply["conversations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("list reply has no conversations array: {reply}"))
+        .iter()
+        .map(|c| c["session_id"].as_str().expect("session_id").to_string())
+        .collect()
+}

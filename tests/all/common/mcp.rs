@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -17,7 +17,9 @@ use serde_json::{Value, json};
 use super::{IsolatedEnv, bin_path, poll_until_desc, tail};
 
 #[allow(unused_imports)]
-pub use super::jsonrpc::{ToolReply, hit_keys, hit_sessions, jsonrpc_violation};
+pub use super::jsonrpc::{
+    ToolReply, hit_keys, hit_sessions, jsonrpc_violation, k, listed_sessions,
+};
 
 /// Protocol version the tests speak.
 pub const PROTOCOL_VERSION: &str = "2025-06-18";
@@ -56,16 +58,11 @@ impl McpClient {
     /// XDG_CACHE_HOME, piped stdio, and reader threads for stdout and stderr.
     pub fn spawn(args: &[&str], envs: &[(&str, &str)]) -> McpClient {
         let iso = IsolatedEnv::new();
-        let mut cmd = Command::new(bin_path());
-        cmd.args(args)
+        let mut child = iso
+            .command(args, envs)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        iso.apply(&mut cmd);
-        for (k, v) in envs {
-            cmd.env(k, v);
-        }
-        let mut child = cmd
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot spawn {:?}: {e}", bin_path()));
         let stdout = child.stdout.take().expect("child stdout");

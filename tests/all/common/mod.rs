@@ -84,6 +84,18 @@ impl IsolatedEnv {
             .env_remove("CONVERSATION_SEARCH_LOG")
             .env_remove("RUST_LOG");
     }
+
+    /// A command running the binary under test with `args` in this isolation, then `envs`
+    /// (set last, so they can override HOME etc.); stdio is left to the caller.
+    pub fn command(&self, args: &[&str], envs: &[(&str, &str)]) -> Command {
+        let mut cmd = Command::new(bin_path());
+        cmd.args(args);
+        self.apply(&mut cmd);
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        cmd
+    }
 }
 
 impl Default for IsolatedEnv {
@@ -96,16 +108,11 @@ impl Default for IsolatedEnv {
 /// 60 s timeout. `envs` are applied after the isolation (so they can override HOME etc.).
 pub fn run_cli(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let iso = IsolatedEnv::new();
-    let mut cmd = Command::new(bin_path());
-    cmd.args(args)
+    let mut child = iso
+        .command(args, envs)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    iso.apply(&mut cmd);
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let mut child = cmd
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot run {:?}: {e}", bin_path()));
     // Drain both pipes in threads so a chatty child never blocks.
@@ -183,6 +190,38 @@ pub fn serve(dir: fixture::ProjectsDir) -> Served {
 pub fn serve_with(dir: fixture::ProjectsDir, extra: &[&str]) -> Served {
     let client = mcp::McpClient::indexed(dir.path(), extra);
     Served { client, dir }
+}
+
+/// Starts a server over one session `session_id` in the project directory `project`, written
+/// by `f`, and waits for the index.
+pub fn serve_session(
+    project: &str,
+    session_id: &str,
+    f: impl FnOnce(&mut fixture::SessionWriter),
+) -> Served {
+    let dir = fixture::ProjectsDir::new();
+    let mut w = dir.project(project).session(session_id);
+    f(&mut w);
+    serve(dir)
+}
+
+/// Starts a server over one session `s1` in `project`: one turn per prompt (each answered with
+/// "ok"), turn numbers from 0.
+pub fn serve_prompts(project: &str, prompts: &[&str]) -> Served {
+    serve_session(project, "s1", |w| {
+        for p in prompts {
+            w.exchange(p, "ok");
+        }
+    })
+}
+
+/// A proptest strategy: 1 to `max` words of `vocab`, joined by spaces.
+pub fn words(
+    vocab: &'static [&'static str],
+    max: usize,
+) -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    prop::collection::vec(prop::sample::select(vocab), 1..=max).prop_map(|w| w.join(" "))
 }
 
 /// Asserts that every key of the object `expected` is present in `actual` with an equal value

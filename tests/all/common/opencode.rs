@@ -291,13 +291,6 @@ pub fn wait_hit(c: &McpClient, query: &str, session: &str) {
     });
 }
 
-pub fn listed(c: &McpClient) -> Vec<Value> {
-    c.list(json!({"limit": 100}))["conversations"]
-        .as_array()
-        .expect("conversations")
-        .clone()
-}
-
 pub fn source_status(c: &McpClient) -> Value {
     let st = c.index_status();
     st["sources"]

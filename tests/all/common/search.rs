@@ -1,5 +1,5 @@
 //! Helpers for the search, budget, file-history and duplicate tests: turns with tool calls,
-//! times relative to now, result accessors, error-text and output-size assertions.
+//! times relative to now, result and listing accessors, error-text and output-size assertions.
 
 use serde_json::{Value, json};
 
@@ -106,6 +106,53 @@ pub fn first_snippet(reply: &Value) -> String {
         .as_str()
         .expect("snippet string")
         .to_string()
+}
+
+/// `total` of a search for `query` (limit 100).
+pub fn total(c: &McpClient, query: &str) -> u64 {
+    c.search_with(json!({"query": query, "limit": 100}))["total"]
+        .as_u64()
+        .expect("total")
+}
+
+/// The `tools_used` entry of `turn` for the tool `name` (the first one).
+#[track_caller]
+pub fn tool_used<'a>(turn: &'a Value, name: &str) -> &'a Value {
+    turn["tools_used"]
+        .as_array()
+        .expect("tools_used")
+        .iter()
+        .find(|t| t["tool"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {turn}"))
+}
+
+/// Every row of `list_conversations` (limit 100).
+pub fn listed(c: &McpClient) -> Vec<Value> {
+    c.list(json!({"limit": 100}))["conversations"]
+        .as_array()
+        .expect("conversations")
+        .clone()
+}
+
+/// The `list_conversations` row (limit 100) of `session_id`; panics when it is not listed.
+#[track_caller]
+pub fn listed_conv(c: &McpClient, session_id: &str) -> Value {
+    let l = c.list(json!({"limit": 100}));
+    l["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["session_id"] == session_id)
+        .unwrap_or_else(|| panic!("{session_id} not listed: {l}"))
+        .clone()
+}
+
+/// `base` (an object) with every key of the object `extra` set on it.
+pub fn merged(mut base: Value, extra: &Value) -> Value {
+    for (key, v) in extra.as_object().expect("extra must be a JSON object") {
+        base[key] = v.clone();
+    }
+    base
 }
 
 /// The strings of a JSON array field (e.g. `matched_terms`).
