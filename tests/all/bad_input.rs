@@ -5,7 +5,7 @@
 use crate::common;
 
 use crate::common::fixture::{ProjectsDir, new_msg_id, tree_snapshot};
-use crate::common::{Served, serve};
+use crate::common::{Served, serve, skip};
 use serde_json::json;
 
 const GOOD: &str = "600d0000-0000-4000-8000-000000000001";
@@ -172,7 +172,7 @@ fn unreadable_file_is_skipped() {
     let path = locked.path().to_path_buf();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
     if std::fs::read(&path).is_ok() {
-        eprintln!("skipping: running with permissions that can read a chmod 000 file (root?)");
+        skip("running with permissions that can read a chmod 000 file (root?)");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         return;
     }
@@ -257,7 +257,7 @@ fn fifos_named_like_transcripts_never_block_the_indexer() {
     p.session(GOOD).exchange("clean session cleanword", "ok");
     let early = p.path().join("fade0000-0000-4000-8000-000000000001.jsonl");
     if !mkfifo(&early) {
-        eprintln!("skipped: mkfifo is not available");
+        skip("mkfifo is not available");
         return;
     }
     // the first build finishes (opening the FIFO would block it forever)

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::common::formats::{CodexRollout, SourceRoot, codex_id, serve_sources};
 use crate::common::search::total;
-use crate::common::{poll_until_desc, samples_dir};
+use crate::common::{poll_until_desc, samples_or_skip, skip};
 use serde_json::{Value, json};
 
 fn tools<'a>(turn: &'a Value, name: &str) -> Vec<&'a Value> {
@@ -240,13 +240,12 @@ fn live_append_is_searchable() {
 
 #[test]
 fn real_sample() {
-    let Some(samples) = samples_dir() else {
-        eprintln!("skipping: no ../shared/samples");
+    let Some(samples) = samples_or_skip() else {
         return;
     };
     let src = samples.join("codex/agent-sessions-codex-small.jsonl");
     if !src.is_file() {
-        eprintln!("skipping: codex sample missing");
+        skip("../shared/samples/codex/agent-sessions-codex-small.jsonl not found");
         return;
     }
     let root = SourceRoot::new("cs-codex-");

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::common::formats::{GeminiChat, SourceRoot, gm_tool, serve_sources};
 use crate::common::search::{tool_used, total};
-use crate::common::{poll_until_desc, samples_dir};
+use crate::common::{poll_until_desc, samples_or_skip, skip};
 use serde_json::{Value, json};
 
 #[test]
@@ -289,14 +289,15 @@ fn live_rewrites_are_followed() {
 
 #[test]
 fn real_samples() {
-    let Some(samples) = samples_dir() else {
-        eprintln!("skipping: no ../shared/samples");
+    let Some(samples) = samples_or_skip() else {
         return;
     };
     let jsonl = samples.join("gemini/agent-sessions-gemini-jsonl_v040.jsonl");
     let legacy = samples.join("gemini/agent-sessions-gemini-large.json");
     if !jsonl.is_file() || !legacy.is_file() {
-        eprintln!("skipping: gemini samples missing");
+        skip(
+            "../shared/samples/gemini/agent-sessions-gemini-{jsonl_v040.jsonl,large.json} not found",
+        );
         return;
     }
     let root = SourceRoot::new("cs-gemini-");

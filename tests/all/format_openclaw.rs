@@ -10,7 +10,7 @@ use crate::common::formats::{
 };
 use crate::common::mcp::listed_sessions;
 use crate::common::search::{tool_used, total};
-use crate::common::{poll_until_desc, samples_dir};
+use crate::common::{poll_until_desc, samples_or_skip, skip};
 use serde_json::json;
 
 /// A session exercising every rule: a real prompt with every tool kind, thinking, tool
@@ -211,8 +211,7 @@ fn live_append_is_searchable() {
 
 #[test]
 fn real_samples() {
-    let Some(samples) = samples_dir() else {
-        eprintln!("skipping: no ../shared/samples");
+    let Some(samples) = samples_or_skip() else {
         return;
     };
     let root = SourceRoot::new("cs-openclaw-");
@@ -224,7 +223,7 @@ fn real_samples() {
     ] {
         let src = samples.join(f);
         if !src.is_file() {
-            eprintln!("skipping: {f} missing");
+            skip(&format!("../shared/samples/{f} not found"));
             return;
         }
         let name = src.file_name().unwrap();

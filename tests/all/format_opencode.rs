@@ -4,7 +4,7 @@
 
 use crate::common::mcp::{hit_keys, hit_sessions};
 use crate::common::opencode::{
-    DataDir, copy_tree, legacy_tree, results, sample_storage, source_status,
+    DataDir, copy_tree, legacy_tree, results, sample_storage_or_skip, source_status,
 };
 use crate::common::search::listed;
 use serde_json::json;
@@ -245,8 +245,7 @@ fn wal_only_rows_are_read_and_nothing_is_written_next_to_the_database() {
 
 #[test]
 fn legacy_storage_sample_is_read() {
-    let Some(sample) = sample_storage() else {
-        eprintln!("skipping: ../shared/samples/opencode missing");
+    let Some(sample) = sample_storage_or_skip() else {
         return;
     };
     let data = DataDir::new();

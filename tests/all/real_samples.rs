@@ -5,7 +5,7 @@
 
 use crate::common::mcp::{McpClient, hit_keys};
 use crate::common::search::listed_conv;
-use crate::common::{fixtures_projects_dir, samples_dir};
+use crate::common::{fixtures_projects_dir, samples_or_skip, skip};
 use serde_json::{Value, json};
 
 const JSS: &str = "7acd37a8-2745-4b58-a8a9-46164b22ad9e";
@@ -18,10 +18,7 @@ const FLAT_AGENT: &str = "a7da6a22-facc-4fcd-8bab-f83c87862004/agent-c8d9b115";
 
 /// A server over `<samples>/claude-code/projects`, or None (test skipped) without samples.
 fn server(extra: &[&str]) -> Option<McpClient> {
-    let Some(samples) = samples_dir() else {
-        eprintln!("skipping: ../shared/samples not found");
-        return None;
-    };
+    let samples = samples_or_skip()?;
     Some(McpClient::indexed(
         &samples.join("claude-code/projects"),
         extra,
@@ -327,7 +324,7 @@ fn thinking_text_is_never_searchable() {
 #[test]
 fn committed_fixture_corpus_smoke() {
     let Some(dir) = fixtures_projects_dir() else {
-        eprintln!("skipping: fixtures/claude/projects not found");
+        skip("fixtures/claude/projects not found");
         return;
     };
     let c = McpClient::indexed(&dir, &[]);

@@ -13,6 +13,7 @@ pub mod opencode;
 pub mod search;
 pub mod session;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -47,10 +48,47 @@ pub fn poll_until_desc<T>(what: &str, deadline: Duration, mut f: impl FnMut() ->
     }
 }
 
-/// `<CARGO_MANIFEST_DIR>/../shared/samples` when it exists (real transcripts, read-only).
-pub fn samples_dir() -> Option<PathBuf> {
+/// Environment variable naming a file that [`skip`] appends its line to (`scripts/test` sets it,
+/// then counts and lists the skipped tests at the end).
+pub const SKIP_LOG_ENV: &str = "CONVERSATION_SEARCH_SKIP_LOG";
+
+/// Reports the running test as skipped (the caller returns right after): writes
+/// `SKIPPED <test>: <reason>` to stderr past the test harness's capture, so `cargo test` shows
+/// it, and appends it to `$CONVERSATION_SEARCH_SKIP_LOG` when set, so the run can count it
+/// (nextest shows no output of passing tests).
+pub fn skip(reason: &str) {
+    let thread = std::thread::current();
+    let line = format!(
+        "SKIPPED {}: {reason}\n",
+        thread.name().unwrap_or("<unnamed test>")
+    );
+    // Not eprint!: libtest captures that and shows it only when the test fails.
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    if let Some(log) = std::env::var_os(SKIP_LOG_ENV).filter(|p| !p.is_empty()) {
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = appended {
+            panic!(
+                "cannot append to ${SKIP_LOG_ENV} ({}): {e}",
+                Path::new(&log).display()
+            );
+        }
+    }
+}
+
+/// `<CARGO_MANIFEST_DIR>/../shared/samples` when it exists (real transcripts, read-only);
+/// otherwise `None`, and the running test is reported skipped ([`skip`]).
+pub fn samples_or_skip() -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
-    p.is_dir().then_some(p)
+    if p.is_dir() {
+        Some(p)
+    } else {
+        skip("../shared/samples not found");
+        None
+    }
 }
 
 /// The committed synthetic corpus (`fixtures/claude/projects`) when it exists.

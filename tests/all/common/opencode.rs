@@ -19,11 +19,16 @@ pub fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/opencode")
 }
 
-/// `../shared/samples/opencode` when present.
-pub fn sample_storage() -> Option<PathBuf> {
-    super::samples_dir()
-        .map(|s| s.join("opencode/storage"))
-        .filter(|p| p.is_dir())
+/// `../shared/samples/opencode/storage` when present; otherwise `None`, and the running test
+/// is reported skipped.
+pub fn sample_storage_or_skip() -> Option<PathBuf> {
+    let p = super::samples_or_skip()?.join("opencode/storage");
+    if p.is_dir() {
+        Some(p)
+    } else {
+        super::skip("../shared/samples/opencode/storage not found");
+        None
+    }
 }
 
 /// Copies a directory tree.
@@ -201,10 +206,10 @@ impl LiveDb {
                 .status()
                 .is_ok_and(|s| s.success());
         if !ok {
-            eprintln!(
-                "skipping: python3 with sqlite3 (or {}) unavailable",
+            super::skip(&format!(
+                "python3 with sqlite3 (or {}) unavailable",
                 script.display()
-            );
+            ));
             return None;
         }
         let mut cmd = Command::new("python3");
