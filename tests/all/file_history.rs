@@ -125,6 +125,7 @@ fn reads_edits_and_writes_are_listed_newest_first_with_their_operation() {
 fn every_row_can_be_read_with_read_turn() {
     let s = history();
     let r = rows(&s, json!({"path": "mod.rs", "limit": 100}));
+    assert!(!results(&r).is_empty(), "no rows to check: {r}");
     for row in results(&r) {
         let turn = s.read_turn(
             row["session_id"].as_str().unwrap(),
@@ -178,6 +179,7 @@ fn the_path_matches_as_a_case_insensitive_substring_or_suffix() {
 fn shell_commands_and_searches_are_not_file_touches() {
     let s = history();
     let r = rows(&s, json!({"path": "src/index/mod.rs", "limit": 100}));
+    assert!(!touches(&r).is_empty(), "no rows to check: {r}");
     assert!(
         touches(&r)
             .iter()

@@ -125,6 +125,7 @@ fn directories_not_matching_the_pattern_are_ignored() {
         .iter()
         .map(|c| c["project"].as_str().unwrap().to_string())
         .collect();
+    assert!(!projects.is_empty(), "nothing listed");
     assert!(projects.iter().all(|p| !p.contains("drop")), "{projects:?}");
     assert_converges_to_fresh(
         &s,

@@ -263,6 +263,7 @@ fn snippet_is_bounded_and_taken_from_the_turn() {
         .filter(|w| w.len() > 2)
         .collect();
     let turn_text = format!("{long} consectetur adipiscing");
+    assert!(!words.is_empty(), "no words to check in {snippet:?}");
     assert!(
         words.iter().all(|w| turn_text.contains(w)),
         "snippet words must come from the turn: {snippet:?}"

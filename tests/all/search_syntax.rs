@@ -109,6 +109,7 @@ fn a_prefix_matches_words_and_identifier_parts_starting_so() {
     assert_eq!(turns(&s, "debounc* -twice"), [0, 1, 4, 5]);
     assert_eq!(turns(&s, "notify_deb*"), [4]);
     let r = s.search_with(json!({"query": "debounc*", "limit": 100}));
+    assert!(!results(&r).is_empty(), "no hits to check: {r}");
     for hit in results(&r) {
         assert_eq!(strings(&hit["matched_terms"]), ["debounc*"], "{hit}");
     }

@@ -3,7 +3,7 @@
 //! subagent_count in list_conversations, read tools on subagent ids, index_status counts.
 
 use crate::common::fixture::{ProjectsDir, new_msg_id};
-use crate::common::mcp::hit_keys;
+use crate::common::mcp::{hit_keys, listed_sessions};
 use crate::common::{Served, serve};
 use serde_json::{Value, json};
 
@@ -177,6 +177,7 @@ fn flat_subagent_parent_comes_from_records_not_file_location() {
     assert_eq!(hit["session_id"], "parent-b/agent-cafe01");
     assert_eq!(hit["parent_session_id"], "parent-b");
     let l = s.list(json!({}));
+    assert!(listed_sessions(&l).contains(&"parent-b".to_string()), "{l}");
     for c in l["conversations"].as_array().unwrap() {
         let want = if c["session_id"] == "parent-b" { 1 } else { 0 };
         assert_eq!(c["subagent_count"], want, "{c}");

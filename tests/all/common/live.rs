@@ -99,8 +99,10 @@ pub fn visible_at(c: &McpClient, query: &str, deadline: Instant) -> Instant {
 
 /// Checks that `query` has no hit in replies that arrive before `until` (the earliest moment
 /// the server may legitimately apply the change). Searches until shortly before `until`;
-/// replies arriving later prove nothing and are ignored. Returns how many replies counted
-/// (0 on a machine too slow to ask in time: the caller decides whether that matters).
+/// replies arriving later prove nothing and are ignored. Returns how many replies counted:
+/// 0 on a machine too slow to ask in time, when nothing was checked, so the caller must retry
+/// or fail (never pass) on 0.
+#[must_use = "0 means nothing was checked: retry or fail"]
 pub fn assert_invisible_until(c: &McpClient, query: &str, until: Instant) -> usize {
     let mut counted = 0;
     loop {
