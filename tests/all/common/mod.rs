@@ -1,4 +1,5 @@
-//! Shared black-box test harness: binary location, polling, sample data, CLI runner.
+//! Shared black-box test harness: the binary in an isolated environment, polling, skipped tests
+//! and sample data, the CLI runner, servers over small fixtures, assertion helpers.
 //!
 //! `tests/all/main.rs` declares it once (`mod common;`) for every test module.
 
@@ -50,7 +51,7 @@ pub fn poll_until_desc<T>(what: &str, deadline: Duration, mut f: impl FnMut() ->
 
 /// Environment variable naming a file that [`skip`] appends its line to (`scripts/test` sets it,
 /// then counts and lists the skipped tests at the end).
-pub const SKIP_LOG_ENV: &str = "CONVERSATION_SEARCH_SKIP_LOG";
+const SKIP_LOG_ENV: &str = "CONVERSATION_SEARCH_SKIP_LOG";
 
 /// Reports the running test as skipped (the caller returns right after): writes
 /// `SKIPPED <test>: <reason>` to stderr past the test harness's capture, so `cargo test` shows
@@ -112,7 +113,7 @@ impl IsolatedEnv {
     }
 
     /// Applies the isolation to a command: HOME, XDG_*, no inherited CLAUDE_CONFIG_DIR.
-    pub fn apply(&self, cmd: &mut Command) {
+    fn apply(&self, cmd: &mut Command) {
         cmd.env("HOME", self.home.path())
             .env("XDG_CACHE_HOME", self.cache.path())
             .env("XDG_CONFIG_HOME", self.home.path().join(".config"))
