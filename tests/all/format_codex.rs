@@ -1,0 +1,277 @@
+//! Codex CLI rollouts through the binary: prompts vs injected context, one copy of text that
+//! arrives on several channels, tool rendering, never-indexed reasoning and outputs, metadata,
+//! forks that replay their parent, resumed and flat layouts, live appends, the real sample.
+
+use crate::common;
+
+use std::time::Duration;
+
+use crate::common::formats::{CodexRollout, SourceRoot, codex_id, serve_sources};
+use crate::common::search::total;
+use crate::common::{poll_until_desc, samples_or_skip, skip};
+use serde_json::{Value, json};
+
+fn tools<'a>(turn: &'a Value, name: &str) -> Vec<&'a Value> {
+    let all = turn["tools_used"].as_array().expect("tools_used");
+    all.iter().filter(|t| t["tool"] == name).collect()
+}
+
+const PATCH: &str = "*** Begin Patch\n*** Add File: src/platypus.rs\n+pub fn p() {}\n*** Update File: src/lib.rs\n@@\n-old\n+mod platypus;\n*** End Patch\n";
+
+#[test]
+fn prompts_channels_tools_and_metadata() {
+    let root = SourceRoot::new("cs-codex-");
+    let id = codex_id();
+    let mut r = CodexRollout::new(root.path(), &id, "/home/u/codexproj", Some("feature-x"));
+    r.message("developer", "input_text", "<permissions instructions>developerwordkappa")
+        .message("user", "input_text", "# AGENTS.md instructions for /home/u/codexproj\n\n<INSTRUCTIONS>agentsmdwordlambda</INSTRUCTIONS>")
+        .message("user", "input_text", "<environment_context>\n  <cwd>/home/u/codexproj</cwd>\n  <shell>zsh envwordmu</shell>\n</environment_context>")
+        .turn_context("/home/u/codexproj")
+        .user_turn("investigate the platypus crash")
+        .reasoning("**Thinking** reasoningwordnu")
+        .function_call("shell", json!({"command": ["bash", "-lc", "cargo build --release"], "workdir": "/home/u/codexproj"}), "outputwordxi compiled")
+        .exec_end("execendwordomicron")
+        .function_call("exec_command", json!({"cmd": "rg platypus src", "yield_time_ms": 1000}), "src/lib.rs:1 outputwordpi")
+        .function_call("read_file", json!({"path": "/home/u/codexproj/src/main.rs"}), "fn main() {}")
+        .custom_tool_call("apply_patch", PATCH, "Success. outputwordrho")
+        .local_shell(&["git", "status"])
+        .web_search("platypus null pointer")
+        .assistant("The platypus crash comes from a null deref.")
+        .line("event_msg", json!({"type": "token_count", "info": null, "rate_limits": null}))
+        .thread_name("Platypus crash")
+        // a 0.148+ turn: the prompt and reply on three channels each
+        .user_event("now fix the echidna test")
+        .item_user("now fix the echidna test")
+        .message("user", "input_text", "now fix the echidna test")
+        .message("assistant", "output_text", "Fixed the echidna test.")
+        .item_agent("Fixed the echidna test.")
+        .line("event_msg", json!({"type": "agent_message", "message": "Fixed the echidna test."}))
+        .message("user", "input_text", "<turn_aborted>abortedwordsigma</turn_aborted>");
+    let c = serve_sources(&[root.arg("codex")], &[]);
+    let cid = r.id();
+    assert_eq!(cid, format!("codex:{id}"));
+
+    assert_eq!(c.hits("platypus crash investigate")[0], (cid.clone(), 0));
+    assert_eq!(
+        c.user_texts(&cid),
+        ["investigate the platypus crash", "now fix the echidna test"]
+    );
+    let t0 = c.read_turn(&cid, 0);
+    assert_eq!(
+        t0["assistant_text"],
+        "The platypus crash comes from a null deref."
+    );
+    assert_eq!(
+        c.read_turn(&cid, 1)["assistant_text"],
+        "Fixed the echidna test."
+    );
+
+    assert_eq!(tools(&t0, "shell")[0]["command"], "cargo build --release");
+    assert_eq!(tools(&t0, "exec_command")[0]["command"], "rg platypus src");
+    assert_eq!(
+        tools(&t0, "read_file")[0]["file"],
+        "/home/u/codexproj/src/main.rs"
+    );
+    let patch = tools(&t0, "apply_patch");
+    assert_eq!(patch.len(), 2, "{t0}");
+    assert_eq!(patch[0]["file"], "src/platypus.rs");
+    assert!(
+        patch[0]["chars"].as_u64().is_some(),
+        "added file is a write: {t0}"
+    );
+    assert_eq!(patch[1]["file"], "src/lib.rs");
+    assert_eq!(tools(&t0, "local_shell")[0]["command"], "git status");
+    assert_eq!(
+        tools(&t0, "web_search")[0]["query"],
+        "platypus null pointer"
+    );
+
+    for word in [
+        "developerwordkappa",
+        "agentsmdwordlambda",
+        "envwordmu",
+        "reasoningwordnu",
+        "outputwordxi",
+        "execendwordomicron",
+        "outputwordpi",
+        "outputwordrho",
+        "abortedwordsigma",
+    ] {
+        assert_eq!(total(&c, word), 0, "{word} must not be searchable");
+    }
+
+    let row = &c.list(json!({"source": "codex"}))["conversations"][0];
+    assert_eq!(row["session_id"], cid);
+    assert_eq!(row["source"], "codex");
+    assert_eq!(row["summary"], "Platypus crash");
+    assert_eq!(row["cwd"], "/home/u/codexproj");
+    assert_eq!(row["project"], "codexproj");
+    assert_eq!(row["git_branch"], "feature-x");
+    assert_eq!(row["turn_count"], 2);
+    assert_eq!(row["first_timestamp"], "2026-05-01T10:00:01.000Z");
+}
+
+#[test]
+fn forked_rollout_does_not_duplicate_the_replayed_history() {
+    let root = SourceRoot::new("cs-codex-");
+    let pid = codex_id();
+    let mut parent = CodexRollout::new(root.path(), &pid, "/w/forks", None);
+    parent
+        .user_turn("first question about the tapir module")
+        .assistant("tapir answer")
+        .user_turn("second question about yak shaving")
+        .assistant("yak answer");
+    let mut child = CodexRollout::fork(root.path(), &codex_id(), &parent, "/w/forks");
+    child
+        .user_turn("child-only follow-up about the gnu parser")
+        .assistant("gnu answer");
+    // an unrelated session that happens to start with the same prompt is not folded
+    let mut other = CodexRollout::new(root.path(), &codex_id(), "/w/other", None);
+    other.user_turn("first question about the tapir module");
+
+    let c = serve_sources(&[root.arg("codex")], &[]);
+    assert_eq!(c.read_conversation(&child.id())["total_turns"], 3);
+    let tapir = c.hits("tapir");
+    assert_eq!(
+        tapir.len(),
+        2,
+        "the fork's copy folds into the parent: {tapir:?}"
+    );
+    assert!(tapir.contains(&(parent.id(), 0)), "{tapir:?}");
+    assert!(tapir.contains(&(other.id(), 0)), "{tapir:?}");
+    assert_eq!(c.hits("yak shaving"), [(parent.id(), 1)]);
+    let gnu = c.search("gnu parser");
+    assert_eq!(gnu["results"][0]["session_id"], child.id());
+    assert_eq!(gnu["results"][0]["parent_session_id"], parent.id());
+    // a fork is a session of its own: listed, not counted as a sub-agent
+    let list = c.list(json!({}));
+    let rows = list["conversations"].as_array().unwrap();
+    let p = rows
+        .iter()
+        .find(|r| r["session_id"] == parent.id())
+        .expect("parent listed");
+    assert_eq!(p["subagent_count"], 0);
+    assert!(
+        rows.iter().any(|r| r["session_id"] == child.id()),
+        "fork listed: {rows:?}"
+    );
+}
+
+#[test]
+fn resumed_and_flat_rollouts() {
+    let root = SourceRoot::new("cs-codex-");
+    // old flat layout, resumed: two session_meta lines make one conversation
+    let id = codex_id();
+    let path = root
+        .path()
+        .join(format!("rollout-2025-09-01T08-00-00-{id}.jsonl"));
+    let mut r = CodexRollout::empty(path, &id);
+    r.session_meta(&id, "/w/flat", Some("main"), None)
+        .user_turn("before resume about ibis")
+        .assistant("ok")
+        .session_meta(&id, "/w/flat", Some("main"), None)
+        .user_turn("after resume about ibis");
+    common::formats::append_line(&r.path, "{ not json");
+    common::formats::append_line(
+        &r.path,
+        r#"{"timestamp":"2026-01-01T00:00:00Z","type":"world_state","payload":{"full":true}}"#,
+    );
+    // ≤0.2x: bare session meta, bare response items and state lines, no envelopes
+    let lid = "0196a8b4-1111-4222-8333-444455556666";
+    let legacy = root
+        .path()
+        .join(format!("rollout-2025-05-07T17-24-21-{lid}.jsonl"));
+    for line in [
+        json!({"id": lid, "timestamp": "2025-05-07T17:24:21.123Z", "instructions": null}),
+        json!({"record_type": "state"}),
+        json!({"type": "message", "id": null, "role": "user", "content": [{"type": "input_text", "text": "legacy prompt about the civet"}]}),
+        json!({"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"ls\",\"-la\"]}", "call_id": "c1"}),
+        json!({"type": "function_call_output", "call_id": "c1", "output": "{\"output\":\"legacyoutputword\"}"}),
+        json!({"type": "message", "id": null, "role": "assistant", "content": [{"type": "output_text", "text": "civet reply"}]}),
+    ] {
+        common::formats::append_line(&legacy, &line.to_string());
+    }
+    let c = serve_sources(&[root.arg("codex")], &[]);
+    let lt = c.read_turn(&format!("codex:{lid}"), 0);
+    assert_eq!(
+        (lt["user_text"].as_str(), lt["assistant_text"].as_str()),
+        (Some("legacy prompt about the civet"), Some("civet reply"))
+    );
+    assert_eq!(lt["tools_used"][0]["command"], "ls -la");
+    assert_eq!(total(&c, "legacyoutputword"), 0);
+    assert_eq!(
+        c.user_texts(&r.id()),
+        ["before resume about ibis", "after resume about ibis"]
+    );
+    let src = &c.index_status()["sources"][0];
+    assert_eq!(
+        (src["files"].as_u64(), src["sessions"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(src["skipped_lines"], 1, "{src}");
+}
+
+#[test]
+fn live_append_is_searchable() {
+    let root = SourceRoot::new("cs-codex-");
+    let mut r = CodexRollout::new(root.path(), &codex_id(), "/w/live", None);
+    r.user_turn("start").assistant("ok");
+    let c = serve_sources(&[root.arg("codex")], &["--debounce-ms", "200"]);
+    r.user_turn("later question about the kinkajoulive")
+        .assistant("answer");
+    poll_until_desc("appended turn searchable", Duration::from_secs(15), || {
+        (total(&c, "kinkajoulive") == 1).then_some(())
+    });
+    assert_eq!(c.hits("kinkajoulive"), [(r.id(), 1)]);
+    // a rollout in a new day directory is discovered
+    let mut n = CodexRollout::empty(
+        root.path().join(format!(
+            "2026/06/07/rollout-2026-06-07T01-02-03-{}.jsonl",
+            "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0001"
+        )),
+        "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0001",
+    );
+    n.session_meta("0199aaaa-bbbb-7ccc-8ddd-eeeeffff0001", "/w/new", None, None)
+        .user_turn("new day margaylive");
+    poll_until_desc("new rollout searchable", Duration::from_secs(15), || {
+        (total(&c, "margaylive") == 1).then_some(())
+    });
+}
+
+#[test]
+fn real_sample() {
+    let Some(samples) = samples_or_skip() else {
+        return;
+    };
+    let src = samples.join("codex/agent-sessions-codex-small.jsonl");
+    if !src.is_file() {
+        skip("../shared/samples/codex/agent-sessions-codex-small.jsonl not found");
+        return;
+    }
+    let root = SourceRoot::new("cs-codex-");
+    let id = "019fc8be-3658-7ca3-9e29-000000000000";
+    let dest = root
+        .path()
+        .join(format!("2026/08/03/rollout-2026-08-03T10-48-56-{id}.jsonl"));
+    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+    std::fs::write(&dest, std::fs::read(&src).unwrap()).unwrap();
+    let c = serve_sources(&[root.arg("codex")], &[]);
+    let cid = format!("codex:{id}");
+    let row = &c.list(json!({}))["conversations"][0];
+    assert_eq!(row["session_id"], cid);
+    assert_eq!(
+        (row["cwd"].as_str(), row["git_branch"].as_str()),
+        (Some("/tmp/repo"), Some("main"))
+    );
+    // the first prompt arrives as event_msg and response_item: one turn, one reply
+    let t = c.read_turn(&cid, 0);
+    assert_eq!(t["user_text"], "List the files");
+    assert_eq!(t["assistant_text"], "Found 2 files.");
+    assert!(row["turn_count"].as_u64().unwrap() >= 1);
+    // "b.txt" is only in a tool output, "example.invalid" only in metadata and output events
+    for word in ["b.txt", "example.invalid"] {
+        assert_eq!(total(&c, word), 0, "{word} must not be searchable");
+    }
+    let status = c.index_status();
+    assert_eq!(status["sources"][0]["skipped_lines"], 0, "{status}");
+}
