@@ -1,6 +1,6 @@
 //! `--source FORMAT[:PATH]`: which transcript directories to index, resolved to index roots.
 use crate::corpus::Root;
-use crate::transcript::{ADAPTERS, adapter, claude};
+use crate::transcript::{ADAPTERS, Adapter, adapter, claude};
 use crate::util::glob::Glob;
 use std::path::{Path, PathBuf};
 
@@ -20,15 +20,29 @@ pub fn format_names() -> String {
         .join(", ")
 }
 
-/// Parses `FORMAT` or `FORMAT:PATH` (clap value parser; errors exit with status 2).
+/// `--source auto`: every agent whose default location exists.
+pub const AUTO: &str = "auto";
+
+/// Parses `FORMAT`, `FORMAT:PATH` or `auto` (clap value parser; errors exit with status 2).
 pub fn parse_source(s: &str) -> Result<SourceArg, String> {
     let (name, path) = match s.split_once(':') {
         Some((n, p)) => (n, Some(p)),
         None => (s, None),
     };
+    if name == AUTO {
+        return match path {
+            None => Ok(SourceArg {
+                format: AUTO,
+                path: None,
+            }),
+            Some(_) => Err(format!(
+                "`{AUTO}` takes no path: it indexes every agent whose default location exists"
+            )),
+        };
+    }
     let Some(a) = adapter(name) else {
         return Err(format!(
-            "unknown format `{name}`; expected one of: {}",
+            "unknown format `{name}`; expected `{AUTO}` or one of: {}",
             format_names()
         ));
     };
@@ -85,7 +99,6 @@ pub fn roots(
     projects: Option<&Path>,
     pattern: &str,
 ) -> Result<Vec<Root>, String> {
-    let claude_default = || projects_dir(projects);
     let mut out: Vec<Root> = Vec::new();
     let list: Vec<SourceArg> = if sources.is_empty() {
         vec![SourceArg {
@@ -96,43 +109,98 @@ pub fn roots(
         sources.to_vec()
     };
     for s in list {
+        if s.format == AUTO {
+            for (a, dir) in auto_roots(projects) {
+                push_root(&mut out, a, dir, pattern)?;
+            }
+            continue;
+        }
         let Some(a) = adapter(s.format) else { continue };
-        let dir = match (s.path, s.format) {
-            (Some(p), _) => p,
-            (None, claude::FORMAT) => claude_default()?,
+        let dirs = match (s.path, s.format) {
+            (Some(p), _) => vec![p],
+            (None, claude::FORMAT) => vec![projects_dir(projects)?],
             (None, _) => {
-                a.default_root(&home().ok_or("HOME is not set; give the path as FORMAT:PATH")?)
+                let home = home().ok_or("HOME is not set; give the path as FORMAT:PATH")?;
+                a.default_roots(&home).map_err(|why| {
+                    format!(
+                        "`--source {0}` needs a path: {why}; use `--source {0}:DIR`",
+                        a.name()
+                    )
+                })?
             }
         };
-        if dir.is_file() {
-            return Err(format!(
-                "`{}` is a file, but the {} source needs the directory that holds its transcripts",
-                dir.display(),
-                s.format
-            ));
-        }
-        if !dir.exists() {
-            tracing::warn!(
-                "{} transcripts directory `{}` does not exist yet; starting without it and watching for it",
-                s.format,
-                dir.display()
-            );
-        }
-        let pattern = Glob::new(if s.format == claude::FORMAT {
-            pattern
-        } else {
-            "*"
-        });
-        if !out
-            .iter()
-            .any(|r| r.dir == dir && r.adapter.name() == s.format)
-        {
-            out.push(Root {
-                adapter: a,
-                dir,
-                pattern,
-            });
+        for dir in dirs {
+            push_root(&mut out, a, dir, pattern)?;
         }
     }
     Ok(out)
+}
+
+/// `--source auto`: the default locations of every registered agent that exist now (agents
+/// whose transcripts live in each project have none). With none at all, Claude Code's, which
+/// is then watched for.
+fn auto_roots(projects: Option<&Path>) -> Vec<(&'static dyn Adapter, PathBuf)> {
+    let home = home();
+    let mut found = Vec::new();
+    for &a in ADAPTERS {
+        let dirs = match (a.name(), &home) {
+            (claude::FORMAT, _) => projects_dir(projects).map(|d| vec![d]).unwrap_or_default(),
+            (_, Some(h)) => a.default_roots(h).unwrap_or_default(),
+            (_, None) => Vec::new(),
+        };
+        found.extend(dirs.into_iter().filter(|d| d.is_dir()).map(|d| (a, d)));
+    }
+    for (a, d) in &found {
+        tracing::info!(
+            "--source auto: indexing {} transcripts under `{}`",
+            a.name(),
+            d.display()
+        );
+    }
+    if found.is_empty() {
+        tracing::warn!("--source auto: no agent's default transcript location exists yet");
+        if let (Some(a), Ok(d)) = (adapter(claude::FORMAT), projects_dir(projects)) {
+            found.push((a, d));
+        }
+    }
+    found
+}
+
+/// Adds a root unless the same directory of the same format is already there.
+fn push_root(
+    out: &mut Vec<Root>,
+    a: &'static dyn Adapter,
+    dir: PathBuf,
+    pattern: &str,
+) -> Result<(), String> {
+    let format = a.name();
+    if dir.is_file() {
+        return Err(format!(
+            "`{}` is a file, but the {format} source needs the directory that holds its transcripts",
+            dir.display(),
+        ));
+    }
+    if out
+        .iter()
+        .any(|r| r.dir == dir && r.adapter.name() == format)
+    {
+        return Ok(());
+    }
+    if !dir.exists() {
+        tracing::warn!(
+            "{format} transcripts directory `{}` does not exist yet; starting without it and watching for it",
+            dir.display()
+        );
+    }
+    let pattern = Glob::new(if format == claude::FORMAT {
+        pattern
+    } else {
+        "*"
+    });
+    out.push(Root {
+        adapter: a,
+        dir,
+        pattern,
+    });
+    Ok(())
 }

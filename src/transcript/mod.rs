@@ -209,6 +209,11 @@ pub trait Adapter: Sync {
     fn name(&self) -> &'static str;
     /// Where the agent keeps transcripts by default, given the home directory.
     fn default_root(&self, home: &Path) -> PathBuf;
+    /// Every directory the agent keeps transcripts in by default (most agents: one), or why
+    /// the format has no default location (for a usage error: its files live in each project).
+    fn default_roots(&self, home: &Path) -> Result<Vec<PathBuf>, &'static str> {
+        Ok(vec![self.default_root(home)])
+    }
     /// Transcript files under `root` whose group matches `pattern`.
     fn discover(&self, root: &Path, pattern: &Glob) -> Vec<SourceFile>;
     /// Transcript files under `dir`, a directory inside `root` that just appeared or changed.

@@ -1,0 +1,206 @@
+//! OpenAI Codex CLI rollouts (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`, older flat
+//! `sessions/rollout-*.jsonl`, and `archived_sessions/rollout-*.jsonl`): the adapter, recursive
+//! discovery, and finding a rollout by thread id (the origin a fork replays).
+//!
+//! The default source covers both `sessions/` and `archived_sessions/`: archiving moves a
+//! rollout between them without changing its name or its `session_meta` id, so the
+//! conversation keeps its id. The line parser lives in [`parser`], the replayed-history rule of
+//! forks in [`replay`].
+mod parser;
+mod replay;
+
+pub use parser::CodexParser;
+
+use super::claude::sorted_entries;
+use super::{Adapter, Reader, Role, SourceFile};
+use crate::util::glob::Glob;
+use crate::util::time::format_iso;
+use std::path::{Path, PathBuf};
+
+pub const FORMAT: &str = "codex";
+
+/// How deep below the root rollouts are looked for (`YYYY/MM/DD` plus slack).
+const MAX_DEPTH: usize = 5;
+
+/// Where rollouts live under the Codex home, and where archived ones are moved to.
+const SESSIONS: &str = "sessions";
+const ARCHIVED: &str = "archived_sessions";
+
+/// The Codex CLI adapter.
+pub struct Codex;
+
+/// `$CODEX_HOME` when set (as Codex itself does), else `~/.codex`.
+fn codex_home(home: &Path) -> PathBuf {
+    match std::env::var_os("CODEX_HOME").map(PathBuf::from) {
+        Some(d) if d.is_absolute() => d,
+        _ => home.join(".codex"),
+    }
+}
+
+impl Adapter for Codex {
+    fn name(&self) -> &'static str {
+        FORMAT
+    }
+
+    fn default_root(&self, home: &Path) -> PathBuf {
+        codex_home(home).join(SESSIONS)
+    }
+
+    /// Live and archived rollouts.
+    fn default_roots(&self, home: &Path) -> Result<Vec<PathBuf>, &'static str> {
+        let h = codex_home(home);
+        Ok(vec![h.join(SESSIONS), h.join(ARCHIVED)])
+    }
+
+    fn discover(&self, root: &Path, _pattern: &Glob) -> Vec<SourceFile> {
+        let mut out = Vec::new();
+        walk(root, 0, &mut out);
+        out.sort();
+        out
+    }
+
+    fn discover_under(&self, root: &Path, _pattern: &Glob, dir: &Path) -> Vec<SourceFile> {
+        let Ok(rel) = dir.strip_prefix(root) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        walk(dir, rel.iter().count(), &mut out);
+        out.sort();
+        out
+    }
+
+    fn classify(&self, root: &Path, _pattern: &Glob, path: &Path) -> Option<SourceFile> {
+        let depth = path.strip_prefix(root).ok()?.iter().count();
+        (1..=MAX_DEPTH + 1).contains(&depth).then(|| source(path))?
+    }
+
+    fn reader(&self, file: &SourceFile) -> Reader {
+        Reader::Lines(Box::new(CodexParser::new(file)))
+    }
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<SourceFile>) {
+    for e in sorted_entries(dir) {
+        if e.is_dir {
+            if depth < MAX_DEPTH {
+                walk(&e.path, depth + 1, out);
+            }
+        } else {
+            out.extend(source(&e.path));
+        }
+    }
+}
+
+/// The thread id in a rollout's file name: the last 36 characters of
+/// `rollout-<YYYY-MM-DDThh-mm-ss>-<uuid>.jsonl` when they look like a uuid, else the whole stem.
+fn file_id(name: &str) -> Option<&str> {
+    let stem = name.strip_prefix("rollout-")?.strip_suffix(".jsonl")?;
+    let id = match stem.len().checked_sub(36).and_then(|i| stem.get(i..)) {
+        Some(uuid) if stem.len() > 37 && uuid.bytes().filter(|&b| b == b'-').count() == 4 => uuid,
+        _ => stem,
+    };
+    (!id.is_empty()).then_some(id)
+}
+
+/// A rollout file → a session whose id is the uuid of its name (the file's `session_meta` id
+/// replaces it once read).
+fn source(path: &Path) -> Option<SourceFile> {
+    let id = file_id(path.file_name()?.to_str()?)?;
+    Some(SourceFile {
+        path: path.to_owned(),
+        format: FORMAT,
+        group: None,
+        role: Role::Session {
+            id: format!("{FORMAT}:{id}"),
+        },
+    })
+}
+
+/// Whether `name` is a two- or four-digit date component (`2026`, `05`).
+fn is_date_part(name: &str) -> bool {
+    matches!(name.len(), 2 | 4) && name.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The rollout directory a file belongs to: the parent of its `YYYY/MM/DD` directories, else
+/// the directory holding it.
+fn rollout_root(file: &Path) -> Option<&Path> {
+    let dir = file.parent()?;
+    let dated = dir.ancestors().take(3).all(|a| {
+        a.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(is_date_part)
+    });
+    match dated {
+        true => dir.ancestors().nth(3),
+        false => Some(dir),
+    }
+}
+
+/// The `YYYY/MM/DD` directories where a rollout of thread `id` can be: Codex names threads
+/// with UUIDv7s (their first 48 bits are the creation time in epoch ms) and files them by the
+/// local date, so the UTC date of the id and the days either side.
+fn dated_dirs(root: &Path, id: &str) -> Vec<PathBuf> {
+    let hex: String = id.chars().filter(|c| *c != '-').take(12).collect();
+    let Ok(ms) = i64::from_str_radix(&hex, 16) else {
+        return Vec::new();
+    };
+    if hex.len() != 12 || id.as_bytes().get(14) != Some(&b'7') {
+        return Vec::new();
+    }
+    (-1..=1)
+        .map(|day| {
+            let iso = format_iso(ms + day * 86_400_000);
+            root.join(&iso[0..4]).join(&iso[5..7]).join(&iso[8..10])
+        })
+        .collect()
+}
+
+/// The rollout of thread `id`, looked for near `file` (another rollout): in the same directory,
+/// in the dated directories of the id, and in the sibling `sessions`/`archived_sessions`.
+pub(crate) fn find_rollout(file: &Path, id: &str) -> Option<PathBuf> {
+    let root = rollout_root(file)?;
+    let mut roots = vec![root.to_owned()];
+    if let (Some(home), Some(name)) = (root.parent(), root.file_name()) {
+        for sibling in [SESSIONS, ARCHIVED] {
+            if name != sibling {
+                roots.push(home.join(sibling));
+            }
+        }
+    }
+    let mut dirs: Vec<PathBuf> = file.parent().map(Path::to_owned).into_iter().collect();
+    for r in &roots {
+        dirs.push(r.clone());
+        dirs.extend(dated_dirs(r, id));
+    }
+    dirs.dedup();
+    let wanted = |name: &str| file_id(name) == Some(id);
+    dirs.iter().find_map(|d| {
+        sorted_entries(d)
+            .into_iter()
+            .find(|e| !e.is_dir && wanted(&e.name) && e.path != file)
+            .map(|e| e.path)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_roots_and_dates() {
+        let uuid = "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000";
+        let path = format!("/s/2026/01/02/rollout-2026-01-02T10-00-00-{uuid}.jsonl");
+        let id = format!("codex:{uuid}");
+        assert_eq!(source(Path::new(&path)).unwrap().role, Role::Session { id });
+        assert_eq!(rollout_root(Path::new(&path)), Some(Path::new("/s")));
+        let flat = "/h/archived_sessions/rollout-x.jsonl";
+        assert_eq!(
+            rollout_root(Path::new(flat)),
+            Some(Path::new("/h/archived_sessions"))
+        );
+        // 0x0199aaaabbbb ms = 2025-10-07
+        let dirs = dated_dirs(Path::new("/s"), uuid);
+        assert_eq!(dirs[1], Path::new("/s/2025/10/07"), "{dirs:?}");
+        assert!(dated_dirs(Path::new("/s"), "not-a-uuid").is_empty());
+    }
+}
