@@ -4,12 +4,17 @@
 //! ([`ConvMeta`]), turns ([`Turn`]) built by the shared [`TurnBuilder`], and tool calls
 //! ([`ToolCall`]). Nothing here knows about the index or MCP. Adapters are registered in
 //! [`ADAPTERS`]: adding a format is one new file plus one line there.
+pub mod aider;
+pub mod amp;
+pub mod blocks;
 pub mod claude;
 pub mod codex;
+pub mod droid;
 pub mod gemini;
 pub mod lenient;
 pub mod openclaw;
 pub mod opencode;
+pub mod qwen;
 pub mod tools;
 pub mod turns;
 
@@ -246,6 +251,10 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &codex::Codex,
     &gemini::Gemini,
     &opencode::OpenCode,
+    &qwen::Qwen,
+    &droid::Droid,
+    &amp::Amp,
+    &aider::Aider,
 ];
 
 /// The adapter registered under `name`.
