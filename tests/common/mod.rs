@@ -3,7 +3,11 @@
 //! Every test binary includes this with `mod common;`; not every binary uses every helper.
 #![allow(dead_code)]
 
+pub mod aider;
+pub mod amp;
 pub mod cache;
+pub mod chunks;
+pub mod droid;
 pub mod fixture;
 pub mod formats;
 pub mod ids;
@@ -11,6 +15,7 @@ pub mod jsonrpc;
 pub mod live;
 pub mod mcp;
 pub mod opencode;
+pub mod qwen;
 pub mod search;
 pub mod session;
 
