@@ -134,6 +134,14 @@ fn half_written_document_at_start_is_read_once_complete() {
     std::fs::write(&a.path, &full[..full.len() - 10]).unwrap();
     let c = serve_sources(&[root.arg("amp")], &["--debounce-ms", "100"]);
     assert_eq!(total(&c, "hyrax"), 0);
+    let st = c.index_status();
+    let s = &st["sources"][0];
+    assert_eq!(
+        (s["files"].as_u64(), s["skipped_lines"].as_u64()),
+        (Some(1), Some(1)),
+        "{st}"
+    );
+    assert!(s["warning"].is_string(), "{st}");
     a.save();
     poll_until_desc("completed document", Duration::from_secs(15), || {
         (c.hits("hyrax") == [(a.id(), 0)]).then_some(())

@@ -205,7 +205,9 @@ fn conversation(raw: &str, fallback: &str) -> io::Result<ConvState> {
 }
 
 /// Re-reads a thread file whole and reports it when what it indexes changed. A document that
-/// does not parse (caught mid-rewrite) is an error: the last reading stays until the next change.
+/// does not parse (caught mid-rewrite) is an error, so the last reading stays until the next
+/// change; one that never parsed is an empty unit with one skipped record (`index_status`
+/// shows it).
 #[derive(Default)]
 pub struct AmpReader {
     fingerprint: Option<u64>,
@@ -218,7 +220,16 @@ impl UnitReader for AmpReader {
             Role::Session { id } => id.clone(),
             Role::Subagent { agent_id, .. } => format!("{FORMAT}:{agent_id}"),
         };
-        let conv = conversation(&String::from_utf8_lossy(&bytes), &fallback)?;
+        let conv = match conversation(&String::from_utf8_lossy(&bytes), &fallback) {
+            Ok(c) => c,
+            Err(_) if self.fingerprint.is_none() => {
+                return Ok(UnitRead {
+                    skipped: 1,
+                    ..UnitRead::default()
+                });
+            }
+            Err(e) => return Err(e),
+        };
         let fp = Fnv64::of(format!("{}{:?}{:?}", conv.id, conv.meta, conv.completed).as_bytes());
         let changed = self.fingerprint.replace(fp) != Some(fp);
         Ok(UnitRead {
