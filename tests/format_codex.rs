@@ -429,6 +429,126 @@ fn archived_sessions_are_read_and_archiving_keeps_the_session() {
 }
 
 #[test]
+fn source_auto_indexes_every_agent_whose_default_location_exists() {
+    let home = SourceRoot::new("cs-auto-home-");
+    let h = home.path();
+    let sid = common::ids::new_uuid();
+    let claude = h.join(format!(".claude/projects/-w-auto/{sid}.jsonl"));
+    for (i, (kind, message)) in [
+        ("user", json!({"role": "user", "content": "claude asks about the auto wallaby"})),
+        ("assistant", json!({"role": "assistant", "id": "msg_auto", "content": [{"type": "text", "text": "ok"}]})),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let line = json!({"type": kind, "uuid": format!("{sid}-{i}"), "sessionId": sid,
+            "timestamp": "2026-05-01T10:00:00.000Z", "cwd": "/w/auto", "message": message});
+        common::formats::append_line(&claude, &line.to_string());
+    }
+    let mut r = CodexRollout::new(&h.join(".codex/sessions"), &codex_id(), "/w/auto", None);
+    r.user_turn("codex asks about the auto wallaby");
+    let mut q = common::qwen::QwenChat::new(
+        &h.join(".qwen"),
+        "-w-auto",
+        &common::ids::new_uuid(),
+        "/w/auto",
+    );
+    q.user("qwen asks about the auto wallaby");
+    let mut d = common::droid::DroidSession::new(
+        &h.join(".factory/sessions"),
+        &common::ids::new_uuid(),
+        "/w/auto",
+        "Auto",
+    );
+    d.user("droid asks about the auto wallaby");
+    let mut a = common::amp::AmpThread::new(
+        &h.join(".local/share/amp/threads"),
+        "Auto",
+        "/w/auto",
+        "main",
+    );
+    a.user("amp asks about the auto wallaby").save();
+    let mut g = common::formats::GeminiChat::new(
+        &h.join(".gemini/tmp"),
+        "proj",
+        "7a7a7a7a-0000-4000-8000-00000000aaaa",
+    );
+    g.user("u1", "gemini asks about the auto wallaby");
+    // an aider history has no default location: given as well
+    let repo = SourceRoot::new("cs-auto-aider-");
+    let mut ah = common::aider::AiderHistory::new(repo.path());
+    ah.session("2026-05-01 10:00:00")
+        .prompt("aider asks about the auto wallaby");
+    let data = h.join(".local/share");
+    let envs = [
+        ("HOME", h.to_str().unwrap()),
+        ("XDG_DATA_HOME", data.to_str().unwrap()),
+    ];
+    let aider = repo.arg("aider");
+    let c = common::mcp::McpClient::spawn(&["--source", "auto", "--source", &aider], &envs);
+    c.initialize();
+    c.wait_ready();
+    let mut found: Vec<String> =
+        c.search_with(json!({"query": "auto wallaby", "limit": 50}))["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["source"].as_str().unwrap().to_string())
+            .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        ["aider", "amp", "claude", "codex", "droid", "gemini", "qwen"]
+    );
+    let st = c.index_status();
+    let sources: Vec<(String, bool, u64)> = st["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let name = s["source"].as_str().unwrap().to_string();
+            (
+                name,
+                s["exists"].as_bool().unwrap(),
+                s["sessions"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let names: Vec<&str> = sources.iter().map(|s| s.0.as_str()).collect();
+    // only existing default locations (no OpenClaw, OpenCode or archived Codex sessions here)
+    assert_eq!(
+        names,
+        ["claude", "codex", "gemini", "qwen", "droid", "amp", "aider"],
+        "{st}"
+    );
+    assert!(sources.iter().all(|s| s.1 && s.2 == 1), "{st}");
+    assert!(st["warnings"].as_array().unwrap().is_empty(), "{st}");
+}
+
+#[test]
+fn a_missing_source_directory_is_reported() {
+    let root = SourceRoot::new("cs-codex-");
+    let missing = root.path().join("not-yet");
+    let arg = format!("codex:{}", missing.display());
+    let c = serve_sources(&[arg], &[]);
+    let st = c.index_status();
+    let s = &st["sources"][0];
+    assert_eq!(s["exists"], false, "{st}");
+    assert!(
+        s["warning"].as_str().unwrap().contains("does not exist"),
+        "{st}"
+    );
+    assert_eq!(st["warnings"].as_array().unwrap().len(), 1, "{st}");
+    let mut r = CodexRollout::new(&missing, &codex_id(), "/w/late", None);
+    r.user_turn("late arrival about the mara");
+    poll_until_desc("the directory appears", Duration::from_secs(15), || {
+        let st = c.index_status();
+        (st["sources"][0]["exists"] == true && total(&c, "mara") == 1).then_some(())
+    });
+    assert!(c.index_status()["warnings"].as_array().unwrap().is_empty());
+}
+
+#[test]
 fn live_append_is_searchable() {
     let root = SourceRoot::new("cs-codex-");
     let mut r = CodexRollout::new(root.path(), &codex_id(), "/w/live", None);
