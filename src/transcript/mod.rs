@@ -15,6 +15,7 @@ pub mod lenient;
 pub mod openclaw;
 pub mod opencode;
 pub mod qwen;
+pub mod sqlite;
 pub mod tools;
 pub mod turns;
 
