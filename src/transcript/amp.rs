@@ -109,7 +109,7 @@ fn stamp(raw: Option<&RawValue>) -> Stamp<'_> {
 }
 
 /// A `file://` URI as a path (percent escapes decoded).
-fn file_uri_path(uri: &str) -> Option<String> {
+pub(crate) fn file_uri_path(uri: &str) -> Option<String> {
     let rest = uri.strip_prefix("file://")?;
     let bytes = rest.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());

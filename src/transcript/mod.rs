@@ -9,6 +9,7 @@ pub mod amp;
 pub mod blocks;
 pub mod claude;
 pub mod codex;
+pub mod continue_cli;
 pub mod droid;
 pub mod gemini;
 pub mod lenient;
@@ -256,6 +257,7 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &droid::Droid,
     &amp::Amp,
     &aider::Aider,
+    &continue_cli::Continue,
 ];
 
 /// The adapter registered under `name`.
