@@ -12,6 +12,7 @@ pub mod codex;
 pub mod continue_cli;
 pub mod droid;
 pub mod gemini;
+pub mod goose;
 pub mod lenient;
 pub mod openclaw;
 pub mod opencode;
@@ -258,6 +259,7 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &amp::Amp,
     &aider::Aider,
     &continue_cli::Continue,
+    &goose::Goose,
 ];
 
 /// The adapter registered under `name`.
