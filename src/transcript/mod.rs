@@ -10,6 +10,7 @@ pub mod blocks;
 pub mod claude;
 pub mod codex;
 pub mod continue_cli;
+pub mod crush;
 pub mod droid;
 pub mod gemini;
 pub mod goose;
@@ -260,6 +261,7 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &aider::Aider,
     &continue_cli::Continue,
     &goose::Goose,
+    &crush::Crush,
 ];
 
 /// The adapter registered under `name`.
