@@ -7,6 +7,7 @@ pub mod aider;
 pub mod amp;
 pub mod cache;
 pub mod chunks;
+pub mod continue_cli;
 pub mod droid;
 pub mod fixture;
 pub mod formats;
@@ -18,6 +19,7 @@ pub mod opencode;
 pub mod qwen;
 pub mod search;
 pub mod session;
+pub mod sqlitedb;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
