@@ -6,9 +6,9 @@
 //! AGENTS.md, permissions, …), developer/system messages, reasoning (summaries and
 //! `encrypted_content`) and every tool output are never indexed. A history replayed from an
 //! origin thread (forks, sub-agents spawned with context) is not the rollout's own: see
-//! [`super::replay`].
+//! [`super::Origin`].
 use super::FORMAT;
-use super::replay::Origin;
+use super::Origin;
 use crate::transcript::lenient::{self, Content, LStr};
 use crate::transcript::tools::{ToolArgs, kind_of, patch_calls};
 use crate::transcript::{
@@ -226,7 +226,7 @@ impl CodexParser {
     }
 
     /// A `session_meta` after the first: this rollout's own id again (a resume) ends any
-    /// replayed history; another thread's id opens one (see [`super::replay`]).
+    /// replayed history; another thread's id opens one (see [`super::Origin`]).
     fn later_session_meta(&mut self, id: Option<&str>) {
         let Some(id) = id else { return };
         if self.meta.recorded_session_id.as_deref() == Some(id) {
