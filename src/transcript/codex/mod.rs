@@ -273,9 +273,9 @@ mod tests {
             rollout_root(Path::new(flat)),
             Some(Path::new("/h/archived_sessions"))
         );
-        // 0x0199aaaabbbb ms = 2025-10-07
+        // 0x0199aaaabbbb ms = 2025-10-03T15:22Z
         let dirs = dated_dirs(Path::new("/s"), uuid);
-        assert_eq!(dirs[1], Path::new("/s/2025/10/07"), "{dirs:?}");
+        assert_eq!(dirs[1], Path::new("/s/2025/10/03"), "{dirs:?}");
         assert!(dated_dirs(Path::new("/s"), "not-a-uuid").is_empty());
     }
 }
