@@ -209,6 +209,22 @@ fn forks_of_forks_subagents_and_missing_origins() {
             "x",
         )
         .assistant("fossa found");
+    // a copy that does not repeat the origin's `session_meta` is recognised too
+    let bare_id = codex_id();
+    let mut bare = CodexRollout::empty(
+        root.path().join(format!(
+            "2026/05/01/rollout-2026-05-01T12-00-00-{bare_id}.jsonl"
+        )),
+        &bare_id,
+    );
+    bare.session_meta(&bare_id, "/w/forks", None, Some(&a.session_id));
+    let mut without_meta = a.lines.clone();
+    without_meta.remove(0);
+    for line in without_meta {
+        let v: Value = serde_json::from_str(&line).unwrap();
+        bare.raw(&v);
+    }
+    bare.user_turn("bare fork asks about the zorro");
     // a fork whose origin is not on disk keeps what it replayed (nothing to fold it into)
     let elsewhere = SourceRoot::new("cs-codex-gone-");
     let mut gone = CodexRollout::new(elsewhere.path(), &codex_id(), "/w/gone", None);
@@ -225,6 +241,7 @@ fn forks_of_forks_subagents_and_missing_origins() {
         ["grandchild asks about the caracal"]
     );
     assert_eq!(c.hits("quagga"), [(a.id(), 0)]);
+    assert_eq!(c.user_texts(&bare.id()), ["bare fork asks about the zorro"]);
     assert_eq!(c.hits("serval"), [(b.id(), 0)]);
     assert_eq!(c.user_texts(&sub.id()), ["sub-agent task about the fossa"]);
     let fossa = c.search("fossa");

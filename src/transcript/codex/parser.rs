@@ -221,6 +221,16 @@ impl CodexParser {
         let parent = own(&p.parent_thread_id).or(spawn("parent_thread_id"));
         self.meta.parent_id = parent.map(|p| format!("{FORMAT}:{p}"));
         self.meta.forked_from = own(&p.forked_from_id).map(|p| format!("{FORMAT}:{p}"));
+        if let Some(origin) = p.forked_from_id.non_empty() {
+            // a fork goes on from its origin's prompt history (whether or not the copy it
+            // starts with repeats the origin's `session_meta`)
+            self.chain_session = Some(origin.to_owned());
+            self.chain = 0;
+            if !self.keys_only {
+                self.replay = Origin::open(&self.path, origin);
+                self.skipping = self.replay.is_some();
+            }
+        }
         self.meta.agent_type = own(&p.agent_role).or(spawn("agent_role"));
         self.meta.agent_description = own(&p.agent_nickname).or(spawn("agent_nickname"));
     }
