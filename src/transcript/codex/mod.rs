@@ -195,10 +195,10 @@ pub(crate) fn find_rollout(file: &Path, id: &str) -> Option<PathBuf> {
 /// looks like any other turn. So the boundary is found by content: the fork's
 /// `forked_from_id` (or a later `session_meta` with another thread's id) opens the replay, the
 /// fork's prompt keys are chained from the origin's history, and the replay lasts as long as
-/// the fork's
-/// prompts are prompts the origin has, in the same order (their chained duplicate keys, which
-/// hash the whole prompt history, are found in the origin's rollout). The first prompt the
-/// origin does not have is the fork's first own turn. The origin is read only as far as needed.
+/// the fork's prompts are prompts the origin has, in the same order (their chained duplicate
+/// keys, which hash the whole prompt history, are found in the origin's rollout). The first
+/// prompt the origin does not have is the fork's first own turn. The origin is read only as far
+/// as needed.
 ///
 /// When the origin rollout cannot be found (deleted, elsewhere), the replayed turns stay in
 /// the fork; they carry the origin's duplicate keys, so search still shows them once.
