@@ -55,9 +55,10 @@ pub struct GlobalArgs {
     /// file systems; also the automatic fallback when watching fails)
     #[arg(long, global = true)]
     pub poll: bool,
-    /// Index another agent's transcripts too: FORMAT (default location) or FORMAT:PATH;
-    /// repeatable. Formats: claude, openclaw, codex, gemini, opencode. Without it, Claude Code
-    /// under the projects directory only.
+    /// Index another agent's transcripts too: FORMAT (its default location), FORMAT:PATH, or
+    /// `auto` (every agent whose default location exists); repeatable. An unknown FORMAT lists
+    /// the supported ones (the README describes them). Without it, Claude Code under the
+    /// projects directory only.
     #[arg(long, global = true, value_name = "FORMAT[:PATH]", value_parser = sources::parse_source)]
     pub source: Vec<sources::SourceArg>,
     /// Where the persistent index lives [default: $XDG_CACHE_HOME/conversation-search, else
@@ -116,7 +117,7 @@ pub struct SearchArgs {
     /// Only this conversation.
     #[arg(long)]
     pub session_id: Option<String>,
-    /// Only transcripts of this agent (claude, openclaw, codex, gemini, opencode).
+    /// Only transcripts of this agent (a `--source` format name).
     #[arg(id = "only_source", long = "only-source", value_name = "FORMAT")]
     pub source: Option<String>,
 }
@@ -132,7 +133,7 @@ pub struct ListArgs {
     /// Maximum number of sessions (1-100).
     #[arg(long, default_value_t = 50, allow_negative_numbers = true)]
     pub limit: i64,
-    /// Only sessions of this agent (claude, openclaw, codex, gemini, opencode).
+    /// Only sessions of this agent (a `--source` format name).
     #[arg(id = "only_source", long = "only-source", value_name = "FORMAT")]
     pub source: Option<String>,
 }

@@ -70,6 +70,8 @@ impl std::fmt::Debug for Root {
 pub struct SourceHealth {
     pub format: &'static str,
     pub path: PathBuf,
+    /// Whether the directory exists (a missing one is watched for).
+    pub exists: bool,
     pub files: u64,
     pub sessions: u64,
     pub subagents: u64,
@@ -77,7 +79,8 @@ pub struct SourceHealth {
     pub skipped_lines: u64,
     /// Files that were read but yielded no turn.
     pub files_without_turns: u64,
-    /// Set when files were read but none yielded a turn (a format change upstream?).
+    /// Set when the directory does not exist, or when files were read but none yielded a
+    /// turn (a format change upstream?).
     pub warning: Option<String>,
 }
 

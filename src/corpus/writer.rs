@@ -392,6 +392,7 @@ impl Writer {
             .map(|r| SourceHealth {
                 format: r.adapter.name(),
                 path: r.dir.clone(),
+                exists: r.dir.is_dir(),
                 ..SourceHealth::default()
             })
             .collect();
@@ -442,7 +443,13 @@ impl Writer {
             }
         }
         for h in &mut out {
-            if h.files > 0 && h.turns == 0 {
+            if !h.exists {
+                h.warning = Some(format!(
+                    "{} transcripts directory `{}` does not exist (yet); it is watched for",
+                    h.format,
+                    h.path.display()
+                ));
+            } else if h.files > 0 && h.turns == 0 {
                 h.warning = Some(format!(
                     "{} {} file(s) under `{}` were read but yielded no turns: the transcript format may have changed upstream; please report it",
                     h.files,

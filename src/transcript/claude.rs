@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 use std::path::Path;
 
 mod discover;
-mod prompt;
+pub mod prompt;
 pub use discover::{Entry, discover_project, discover_subagents, sorted_entries, subagent_id};
 use discover::{nested_subagent, project_file};
 pub use prompt::{prompt_text, strip_elements};

@@ -4,12 +4,21 @@
 //! ([`ConvMeta`]), turns ([`Turn`]) built by the shared [`TurnBuilder`], and tool calls
 //! ([`ToolCall`]). Nothing here knows about the index or MCP. Adapters are registered in
 //! [`ADAPTERS`]: adding a format is one new file plus one line there.
+pub mod aider;
+pub mod amp;
+pub mod blocks;
 pub mod claude;
 pub mod codex;
+pub mod continue_cli;
+pub mod crush;
+pub mod droid;
 pub mod gemini;
+pub mod goose;
 pub mod lenient;
 pub mod openclaw;
 pub mod opencode;
+pub mod qwen;
+pub mod sqlite;
 pub mod tools;
 pub mod turns;
 
@@ -233,6 +242,11 @@ pub trait Adapter: Sync {
     fn project_naming(&self) -> ProjectNaming {
         ProjectNaming::Cwd
     }
+    /// Every directory the agent keeps transcripts in by default (most agents: one), or why
+    /// the format has no default location (for a usage error: its files live in each project).
+    fn default_roots(&self, home: &Path) -> Result<Vec<PathBuf>, &'static str> {
+        Ok(vec![self.default_root(home)])
+    }
     /// Transcript files under `root` whose group matches `pattern`.
     fn discover(&self, root: &Path, pattern: &Glob) -> Vec<SourceFile>;
     /// Transcript files under `dir`, a directory inside `root` that just appeared or changed.
@@ -265,6 +279,13 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &codex::Codex,
     &gemini::Gemini,
     &opencode::OpenCode,
+    &qwen::Qwen,
+    &droid::Droid,
+    &amp::Amp,
+    &aider::Aider,
+    &continue_cli::Continue,
+    &goose::Goose,
+    &crush::Crush,
 ];
 
 /// The format read when no `--source` is given.
@@ -298,4 +319,14 @@ pub fn default_location(adapter: &dyn Adapter) -> Option<PathBuf> {
     adapter
         .env_root()
         .or_else(|| home_dir().map(|h| adapter.default_root(&h)))
+}
+
+/// Every directory `adapter` keeps transcripts in by default: its environment override, else
+/// its locations under `$HOME`; or why there is none.
+pub fn default_locations(adapter: &dyn Adapter) -> Result<Vec<PathBuf>, String> {
+    if let Some(dir) = adapter.env_root() {
+        return Ok(vec![dir]);
+    }
+    let home = home_dir().ok_or("HOME is not set; give the path as FORMAT:PATH")?;
+    adapter.default_roots(&home).map_err(str::to_owned)
 }

@@ -109,6 +109,25 @@ pub fn format_iso(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{millis:03}Z")
 }
 
+/// An epoch timestamp in seconds, milliseconds, microseconds or nanoseconds (told apart by
+/// magnitude: any of them for a date between 1973 and 5138) as epoch milliseconds.
+pub fn epoch_ms(v: i64) -> Option<i64> {
+    match v {
+        ..=0 => None,
+        1..100_000_000_000 => v.checked_mul(1000),
+        100_000_000_000..100_000_000_000_000 => Some(v),
+        100_000_000_000_000..100_000_000_000_000_000 => Some(v / 1000),
+        _ => Some(v / 1_000_000),
+    }
+}
+
+/// A timestamp as a number in any epoch unit or as an ISO-8601 string, in epoch milliseconds.
+pub fn any_ms(number: Option<i64>, text: Option<&str>) -> Option<i64> {
+    number
+        .and_then(epoch_ms)
+        .or_else(|| text.and_then(parse_iso))
+}
+
 /// Current wall-clock time in epoch milliseconds.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -135,6 +154,17 @@ pub fn parse_relative(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn epoch_units() {
+        let ms = 1_782_259_200_000;
+        assert_eq!(epoch_ms(1_782_259_200), Some(ms));
+        assert_eq!(epoch_ms(ms), Some(ms));
+        assert_eq!(epoch_ms(ms * 1000), Some(ms));
+        assert_eq!(epoch_ms(ms * 1_000_000), Some(ms));
+        assert_eq!(epoch_ms(0), None);
+        assert_eq!(any_ms(None, Some("2026-06-24 00:00:00")), Some(ms));
+    }
 
     #[test]
     fn round_trips_claude_timestamps() {

@@ -65,6 +65,8 @@ impl From<CacheReport> for CacheOut {
 pub struct SourceOut {
     pub source: String,
     pub path: String,
+    /// False while the directory does not exist (it is watched for).
+    pub exists: bool,
     pub files: u64,
     pub sessions: u64,
     pub subagents: u64,
@@ -72,7 +74,8 @@ pub struct SourceOut {
     pub skipped_lines: u64,
     /// Files read that yielded no turn.
     pub files_without_turns: u64,
-    /// Set when this source's files parse but yield no turns at all.
+    /// Set when the directory does not exist, or when this source's files parse but yield no
+    /// turns at all.
     pub warning: Option<String>,
 }
 
@@ -121,7 +124,7 @@ pub struct StatusOut {
     pub sources: Vec<SourceOut>,
     /// What the persistent index did in this process.
     pub cache: CacheOut,
-    /// Warnings of sources whose files yield no turns.
+    /// Warnings of sources that are missing or whose files yield no turns.
     pub warnings: Vec<String>,
     /// True when detail was left out to stay within max_chars.
     pub truncated: bool,
@@ -205,6 +208,7 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
             .map(|h| SourceOut {
                 source: h.format.to_owned(),
                 path: h.path.display().to_string(),
+                exists: h.exists,
                 files: h.files,
                 sessions: h.sessions,
                 subagents: h.subagents,

@@ -20,7 +20,8 @@ pub struct ListParams {
     /// Only projects whose name, directory or cwd contains this (case-insensitive).
     #[serde(default)]
     pub project: Option<String>,
-    /// Only sessions of this agent: claude, openclaw, codex, gemini or opencode.
+    /// Only sessions of this agent, named as in the results' `source` (index_status lists the
+    /// sources indexed).
     #[serde(default)]
     pub source: Option<String>,
     /// Maximum number of sessions (1-100, default 50).

@@ -203,9 +203,20 @@ pub struct CodexRollout {
     pub lines: Vec<String>,
 }
 
-/// A fresh Codex thread id (UUID-shaped).
+/// A fresh Codex thread id: a UUIDv7 whose time is the writers' default start, as Codex
+/// names threads (the reader finds a fork's origin by the date in its id).
 pub fn codex_id() -> String {
-    new_uuid()
+    let ms = parse_iso_ms(DEFAULT_START) as u64;
+    let n = next_n();
+    format!(
+        "{:08x}-{:04x}-7{:03x}-8{:03x}-{:04x}{:08x}",
+        ms >> 16,
+        ms & 0xffff,
+        n & 0xfff,
+        (n >> 12) & 0xfff,
+        std::process::id() & 0xffff,
+        n
+    )
 }
 
 impl CodexRollout {
@@ -238,12 +249,41 @@ impl CodexRollout {
         let mut r = Self::empty(path, session_id);
         r.clock.0 += 86_400_000;
         r.session_meta(session_id, cwd, None, Some(&parent.session_id));
-        for line in &parent.lines {
-            let mut v: Value = serde_json::from_str(line).expect("parent line");
-            v["timestamp"] = json!(r.clock.tick());
-            r.raw(&v);
-        }
+        r.replay(parent);
         r
+    }
+
+    /// A sub-agent thread spawned with its parent's context: `session_meta` naming the parent
+    /// (`parent_thread_id`, `forked_from_id`, `source.subagent.thread_spawn`), then the
+    /// parent's lines replayed.
+    pub fn spawned(root: &Path, session_id: &str, parent: &CodexRollout, role: &str) -> Self {
+        let path = root
+            .join("2026/05/01")
+            .join(format!("rollout-2026-05-01T11-00-00-{session_id}.jsonl"));
+        let mut r = Self::empty(path, session_id);
+        r.clock.0 += 3_600_000;
+        let spawn = json!({"parent_thread_id": parent.session_id, "depth": 1, "agent_role": role, "agent_nickname": "Ada"});
+        r.line(
+            "session_meta",
+            json!({
+                "id": session_id, "timestamp": format_iso_ms(r.clock.0), "cwd": "/w/forks",
+                "originator": "codex_cli_rs", "cli_version": "0.146.0",
+                "forked_from_id": parent.session_id, "parent_thread_id": parent.session_id,
+                "source": {"subagent": {"thread_spawn": spawn}}, "model_provider": "openai"
+            }),
+        );
+        r.replay(parent);
+        r
+    }
+
+    /// Appends `origin`'s lines as a fork persists them: same payloads, new timestamps.
+    pub fn replay(&mut self, origin: &CodexRollout) -> &mut Self {
+        for line in &origin.lines {
+            let mut v: Value = serde_json::from_str(line).expect("origin line");
+            v["timestamp"] = json!(self.clock.tick());
+            self.raw(&v);
+        }
+        self
     }
 
     pub fn id(&self) -> String {
@@ -332,6 +372,20 @@ impl CodexRollout {
         self.line(
             "event_msg",
             json!({"type": "agent_reasoning", "text": text}),
+        )
+    }
+
+    /// Reasoning as newer Codex writes it: raw `content`, an empty summary and the opaque
+    /// `encrypted_content`, plus a `compaction` item that is encrypted too.
+    pub fn encrypted_reasoning(&mut self, raw: &str, encrypted: &str) -> &mut Self {
+        self.line(
+            "response_item",
+            json!({"type": "reasoning", "summary": [],
+            "content": [{"type": "reasoning_text", "text": raw}], "encrypted_content": encrypted}),
+        );
+        self.line(
+            "response_item",
+            json!({"type": "compaction", "encrypted_content": encrypted}),
         )
     }
 

@@ -3,7 +3,12 @@
 //!
 //! `tests/all/main.rs` declares it once (`mod common;`) for every test module.
 
+pub mod aider;
+pub mod amp;
 pub mod cache;
+pub mod chunks;
+pub mod continue_cli;
+pub mod droid;
 pub mod fixture;
 pub mod formats;
 pub mod ids;
@@ -11,8 +16,10 @@ pub mod jsonrpc;
 pub mod live;
 pub mod mcp;
 pub mod opencode;
+pub mod qwen;
 pub mod search;
 pub mod session;
+pub mod sqlitedb;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -87,7 +87,7 @@ pub fn parse_header(h: &[u8]) -> io::Result<Header> {
     })
 }
 
-/// `<db><suffix>`, e.g. `opencode.db-wal`.
+/// `<db><suffix>`, e.g. `sessions.db-wal`.
 pub fn side_path(db: &Path, suffix: &str) -> PathBuf {
     let mut s = db.as_os_str().to_owned();
     s.push(suffix);

@@ -27,6 +27,37 @@ pub use wal::{FrameInfo, frames as wal_frames};
 use std::io;
 use std::path::Path;
 
+/// Attempts of [`read_consistent`] before giving up on a database that keeps changing.
+const ATTEMPTS: u32 = 4;
+
+/// Runs `read` on snapshots of the database at `path` until one stays current for the whole
+/// read (a few attempts, backing off): a checkpoint or WAL restart in the middle of a read may
+/// have mixed two states. Errors that a concurrent writer can cause are retried too.
+pub fn read_consistent<T>(
+    path: &Path,
+    mut read: impl FnMut(&Database) -> io::Result<T>,
+) -> io::Result<T> {
+    let mut last = None;
+    for n in 0..ATTEMPTS {
+        if n > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(25 << n));
+        }
+        let db = Database::open(path)?;
+        match read(&db) {
+            Ok(v) if db.is_current()? => return Ok(v),
+            Ok(_) => {}
+            Err(e) if !db.is_current()? => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::WouldBlock,
+            "the database kept changing while being read",
+        )
+    }))
+}
+
 /// An `InvalidData` error: the file is not a consistent database.
 pub(crate) fn corrupt(what: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what.into())

@@ -1,101 +1,25 @@
-//! OpenAI Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, older flat
-//! `sessions/rollout-*.jsonl`): recursive discovery and a resumable line parser.
+//! The resumable line parser of Codex rollouts.
 //!
 //! Lines are `{timestamp, type, payload}` envelopes. The same user prompt and assistant reply
 //! arrive on up to three channels (`response_item` messages, `event_msg` user/agent messages and,
 //! from 0.148, `item_completed` items); each is indexed once. Injected context (environment,
-//! AGENTS.md, permissions, …), developer/system messages, reasoning and every tool output are
-//! never indexed. Turns of a rollout that replays its parent's history (forks, sub-agents) carry
-//! the same duplicate keys as the parent's, so search folds the copies.
-use super::claude::sorted_entries;
-use super::lenient::{self, Content, LStr};
-use super::tools::{ToolArgs, kind_of, patch_calls};
-use super::{
-    Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, Role, SourceFile,
-    SummaryRecord, ToolCall, ToolKind, TurnBuilder,
+//! AGENTS.md, permissions, …), developer/system messages, reasoning (summaries and
+//! `encrypted_content`) and every tool output are never indexed. A history replayed from an
+//! origin thread (forks, sub-agents spawned with context) is not the rollout's own: see
+//! [`super::Origin`].
+use super::FORMAT;
+use super::Origin;
+use crate::transcript::lenient::{self, Content, LStr};
+use crate::transcript::tools::{ToolArgs, kind_of, patch_calls};
+use crate::transcript::{
+    At, ConvMeta, ConvState, LineError, LineParser, Role, SourceFile, SummaryRecord, ToolCall,
+    ToolKind, TurnBuilder,
 };
-use crate::util::glob::Glob;
 use crate::util::hash::Fnv64;
 use crate::util::time::parse_iso;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::path::{Path, PathBuf};
-
-pub const FORMAT: &str = "codex";
-
-/// How deep below the root rollouts are looked for (`YYYY/MM/DD` plus slack).
-const MAX_DEPTH: usize = 5;
-
-/// The Codex CLI adapter.
-pub struct Codex;
-
-impl Adapter for Codex {
-    fn name(&self) -> &'static str {
-        FORMAT
-    }
-
-    fn default_root(&self, home: &Path) -> PathBuf {
-        home.join(".codex").join("sessions")
-    }
-
-    fn discover(&self, root: &Path, _pattern: &Glob) -> Vec<SourceFile> {
-        let mut out = Vec::new();
-        walk(root, 0, &mut out);
-        out.sort();
-        out
-    }
-
-    fn discover_under(&self, root: &Path, _pattern: &Glob, dir: &Path) -> Vec<SourceFile> {
-        let Ok(rel) = dir.strip_prefix(root) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        walk(dir, rel.iter().count(), &mut out);
-        out.sort();
-        out
-    }
-
-    fn classify(&self, root: &Path, _pattern: &Glob, path: &Path) -> Option<SourceFile> {
-        let depth = path.strip_prefix(root).ok()?.iter().count();
-        (1..=MAX_DEPTH + 1).contains(&depth).then(|| source(path))?
-    }
-
-    fn reader(&self, file: &SourceFile) -> Reader {
-        Reader::Lines(Box::new(CodexParser::new(file)))
-    }
-}
-
-fn walk(dir: &Path, depth: usize, out: &mut Vec<SourceFile>) {
-    for e in sorted_entries(dir) {
-        if e.is_dir {
-            if depth < MAX_DEPTH {
-                walk(&e.path, depth + 1, out);
-            }
-        } else {
-            out.extend(source(&e.path));
-        }
-    }
-}
-
-/// `rollout-<YYYY-MM-DDThh-mm-ss>-<uuid>.jsonl` → a session whose id is the uuid (the file's
-/// `session_meta` id replaces it once read).
-fn source(path: &Path) -> Option<SourceFile> {
-    let name = path.file_name()?.to_str()?;
-    let stem = name.strip_prefix("rollout-")?.strip_suffix(".jsonl")?;
-    // the uuid is the last 36 characters when the name has the usual shape
-    let id = match stem.len().checked_sub(36).and_then(|i| stem.get(i..)) {
-        Some(uuid) if stem.len() > 37 && uuid.bytes().filter(|&b| b == b'-').count() == 4 => uuid,
-        _ => stem,
-    };
-    (!id.is_empty()).then(|| SourceFile {
-        path: path.to_owned(),
-        format: FORMAT,
-        group: None,
-        role: Role::Session {
-            id: format!("{FORMAT}:{id}"),
-        },
-    })
-}
+use std::path::PathBuf;
 
 #[derive(Deserialize)]
 struct Envelope<'a> {
@@ -215,11 +139,13 @@ fn block_text(content: Option<&RawValue>) -> String {
 #[derive(Default)]
 pub struct CodexParser {
     fallback_id: String,
+    /// The rollout file (to find the origin of a replayed history).
+    path: PathBuf,
     id: Option<String>,
     meta: ConvMeta,
     turns: TurnBuilder,
     /// Id of the `session_meta` in effect and the running hash of its prompts: a replayed
-    /// history (which starts with the parent's `session_meta`) yields the parent's keys.
+    /// history (which starts with the origin's `session_meta`) yields the origin's keys.
     chain_session: Option<String>,
     chain: u64,
     /// The open turn: its prompt text, the channels that reported it, whether it has replies.
@@ -227,6 +153,13 @@ pub struct CodexParser {
     replied: bool,
     /// Replies of the open turn: (channel, text hash, channels that repeated it).
     replies: Vec<(u8, u64, u8)>,
+    /// Inside a replayed history whose origin was found (until the first own prompt).
+    replay: Option<Box<Origin>>,
+    /// The open turn (or what precedes the first prompt) is replayed: nothing is indexed.
+    skipping: bool,
+    /// Only prompt keys are wanted (reading an origin): no turns, no origin lookups.
+    keys_only: bool,
+    keys: Vec<u64>,
 }
 
 impl CodexParser {
@@ -237,8 +170,27 @@ impl CodexParser {
         };
         Self {
             fallback_id,
+            path: file.path.clone(),
             ..Self::default()
         }
+    }
+
+    /// A parser that only computes prompt keys (see [`Self::take_keys`]).
+    pub(super) fn keys_only() -> Self {
+        Self {
+            keys_only: true,
+            ..Self::default()
+        }
+    }
+
+    /// Chained keys of the prompts read since the last call.
+    pub(super) fn take_keys(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.keys)
+    }
+
+    /// Whether what is read now belongs to this rollout's own turns.
+    fn live(&self) -> bool {
+        !self.keys_only && !self.skipping
     }
 
     fn session_meta(&mut self, p: &Payload) {
@@ -250,6 +202,7 @@ impl CodexParser {
         // a new session segment: the next prompt is never a repeat of the open one
         self.prompt = None;
         if self.id.is_some() {
+            self.later_session_meta(id.as_deref());
             return;
         }
         self.id = id.map(|i| format!("{FORMAT}:{i}"));
@@ -268,21 +221,44 @@ impl CodexParser {
         let parent = own(&p.parent_thread_id).or(spawn("parent_thread_id"));
         self.meta.parent_id = parent.map(|p| format!("{FORMAT}:{p}"));
         self.meta.forked_from = own(&p.forked_from_id).map(|p| format!("{FORMAT}:{p}"));
+        if let Some(origin) = p.forked_from_id.non_empty() {
+            // a fork goes on from its origin's prompt history (whether or not the copy it
+            // starts with repeats the origin's `session_meta`)
+            self.chain_session = Some(origin.to_owned());
+            self.chain = 0;
+            if !self.keys_only {
+                self.replay = Origin::open(&self.path, origin);
+                self.skipping = self.replay.is_some();
+            }
+        }
         self.meta.agent_type = own(&p.agent_role).or(spawn("agent_role"));
         self.meta.agent_description = own(&p.agent_nickname).or(spawn("agent_nickname"));
+    }
+
+    /// A `session_meta` after the first: this rollout's own id again (a resume) ends any
+    /// replayed history; another thread's id opens one (see [`super::Origin`]).
+    fn later_session_meta(&mut self, id: Option<&str>) {
+        let Some(id) = id else { return };
+        if self.meta.recorded_session_id.as_deref() == Some(id) {
+            self.replay = None;
+            self.skipping = false;
+        } else if self.replay.is_none() && !self.keys_only {
+            self.replay = Origin::open(&self.path, id);
+            self.skipping = self.replay.is_some();
+        }
     }
 
     /// A user prompt from `channel`; a repeat of the open turn's prompt from another channel
     /// before any reply is the same prompt.
     fn prompt(&mut self, channel: u8, text: String, at: At) {
         if text.is_empty() {
-            self.turns.touch(at.timestamp);
+            self.touch(at.timestamp);
             return;
         }
         if let Some((open, seen)) = &mut self.prompt {
             if !self.replied && *seen & channel == 0 && *open == text {
                 *seen |= channel;
-                self.turns.touch(at.timestamp);
+                self.touch(at.timestamp);
                 return;
             }
         }
@@ -291,19 +267,35 @@ impl CodexParser {
         h.update(&self.chain.to_le_bytes());
         h.update(text.as_bytes());
         self.chain = h.0;
-        if self.meta.first_prompt.is_none() {
-            self.meta.first_prompt = Some(text.clone());
+        if self.keys_only {
+            self.keys.push(self.chain);
         }
-        self.turns.prompt(
-            At {
+        // inside a replayed history, a prompt the origin has is replayed; the first one it
+        // does not have is this rollout's first own turn
+        let key = self.chain;
+        self.skipping = self.replay.as_mut().is_some_and(|o| o.has(key));
+        if !self.skipping {
+            self.replay = None;
+        }
+        if self.live() {
+            if self.meta.first_prompt.is_none() {
+                self.meta.first_prompt = Some(text.clone());
+            }
+            let at = At {
                 dup_key: Some(self.chain),
                 ..at
-            },
-            text.clone(),
-        );
+            };
+            self.turns.prompt(at, text.clone());
+        }
         self.prompt = Some((text, channel));
         self.replied = false;
         self.replies.clear();
+    }
+
+    fn touch(&mut self, timestamp: Option<i64>) {
+        if self.live() {
+            self.turns.touch(timestamp);
+        }
     }
 
     /// Assistant text from `channel`, dropped when another channel already gave the same text.
@@ -323,13 +315,17 @@ impl CodexParser {
         }
         self.replies.push((channel, h, 0));
         self.replied = true;
-        self.turns.assistant_text(at, None, text);
+        if self.live() {
+            self.turns.assistant_text(at, None, text);
+        }
     }
 
     fn tool(&mut self, calls: Vec<ToolCall>, at: At) {
         for call in calls {
             self.replied = true;
-            self.turns.tool_call(at, call);
+            if self.live() {
+                self.turns.tool_call(at, call);
+            }
         }
     }
 
@@ -375,7 +371,8 @@ impl CodexParser {
                 self.prompt(EVENT, text.unwrap_or("").trim().to_owned(), at);
             }
             Some("agent_message") => self.reply(EVENT, p.message.as_deref().unwrap_or(""), at),
-            Some("thread_name_updated") => {
+            // a replayed history's title is the origin's
+            Some("thread_name_updated") if self.live() => {
                 if let Some(n) = p.thread_name.non_empty() {
                     self.meta.ai_title = Some(n.to_owned());
                 }
@@ -448,7 +445,7 @@ impl LineParser for CodexParser {
             }
             "response_item" => self.response_item(&p, at),
             "event_msg" => self.event(&p, at),
-            "compacted" => {
+            "compacted" if self.live() => {
                 if let Some(m) = p.message.non_empty() {
                     self.meta.summaries.push(SummaryRecord {
                         text: m.to_owned(),
@@ -478,11 +475,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_and_injections() {
+    fn injections() {
         assert!(is_injected("  <environment_context>\n<cwd>/x</cwd>"));
-        let uuid = "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000";
-        let path = format!("/s/2026/01/02/rollout-2026-01-02T10-00-00-{uuid}.jsonl");
-        let id = format!("codex:{uuid}");
-        assert_eq!(source(Path::new(&path)).unwrap().role, Role::Session { id });
+        assert!(!is_injected("fix the <environment_context> parser"));
     }
 }
