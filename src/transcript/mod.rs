@@ -17,7 +17,7 @@ use crate::util::glob::Glob;
 use std::path::{Path, PathBuf};
 
 pub use tools::{FileOp, ToolCall, ToolKind};
-pub use turns::{At, Turn, TurnBuilder};
+pub use turns::{At, Attachment, Turn, TurnBuilder};
 
 /// A summary candidate (`summary` record) and whether its leaf record is in the same file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
