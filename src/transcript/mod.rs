@@ -160,6 +160,11 @@ pub trait LineParser: Send {
     fn drain(&mut self) -> Vec<ConvState>;
     /// Called once the whole file has been read for the first time (no more history).
     fn end_of_history(&mut self) {}
+    /// Record types this parser does not know and skipped, with how many lines of each it has
+    /// seen so far (sorted by type). Formats without a record-type vocabulary report none.
+    fn unknown_kinds(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
 }
 
 /// What re-reading a whole unit found.
@@ -172,6 +177,8 @@ pub struct UnitRead {
     pub present: Vec<String>,
     /// Records that could not be read.
     pub skipped: u64,
+    /// Records of types the reader does not know, per type (sorted by type).
+    pub unknown: Vec<(String, u64)>,
 }
 
 /// A reader for transcripts that are not append-only lines (a JSON document, a database, a
