@@ -6,7 +6,9 @@
 //! [`ADAPTERS`]: adding a format is one new file plus one line there.
 pub mod claude;
 pub mod codex;
+pub mod convs;
 pub mod gemini;
+pub mod kimi;
 pub mod lenient;
 pub mod openclaw;
 pub mod opencode;
@@ -248,6 +250,7 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &codex::Codex,
     &gemini::Gemini,
     &opencode::OpenCode,
+    &kimi::Kimi,
 ];
 
 /// The adapter registered under `name`.
