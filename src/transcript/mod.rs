@@ -9,6 +9,7 @@ pub mod codex;
 pub mod convs;
 pub mod gemini;
 pub mod kimi;
+pub mod kimi_code;
 pub mod lenient;
 pub mod openclaw;
 pub mod opencode;
@@ -251,6 +252,7 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &gemini::Gemini,
     &opencode::OpenCode,
     &kimi::Kimi,
+    &kimi_code::KimiCode,
 ];
 
 /// The adapter registered under `name`.
