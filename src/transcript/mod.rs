@@ -7,6 +7,7 @@
 pub mod claude;
 pub mod codex;
 pub mod convs;
+pub mod cursor;
 pub mod gemini;
 pub mod kimi;
 pub mod kimi_code;
@@ -253,6 +254,7 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &opencode::OpenCode,
     &kimi::Kimi,
     &kimi_code::KimiCode,
+    &cursor::Cursor,
 ];
 
 /// The adapter registered under `name`.
