@@ -7,6 +7,7 @@
 pub mod claude;
 pub mod codex;
 pub mod convs;
+pub mod copilot;
 pub mod cursor;
 pub mod gemini;
 pub mod kimi;
@@ -255,6 +256,7 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &kimi::Kimi,
     &kimi_code::KimiCode,
     &cursor::Cursor,
+    &copilot::Copilot,
 ];
 
 /// The adapter registered under `name`.
