@@ -4,6 +4,7 @@
 //! ([`ConvMeta`]), turns ([`Turn`]) built by the shared [`TurnBuilder`], and tool calls
 //! ([`ToolCall`]). Nothing here knows about the index or MCP. Adapters are registered in
 //! [`ADAPTERS`]: adding a format is one new file plus one line there.
+pub mod antigravity;
 pub mod claude;
 pub mod codex;
 pub mod convs;
@@ -257,6 +258,7 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &kimi_code::KimiCode,
     &cursor::Cursor,
     &copilot::Copilot,
+    &antigravity::Antigravity,
 ];
 
 /// The adapter registered under `name`.
