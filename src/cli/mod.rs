@@ -56,8 +56,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub poll: bool,
     /// Index another agent's transcripts too: FORMAT (default location) or FORMAT:PATH;
-    /// repeatable. Formats: claude, openclaw, codex, gemini, opencode. Without it, Claude Code
-    /// under the projects directory only.
+    /// repeatable. The formats are listed in the README (an unknown one is reported with the
+    /// list). Without it, Claude Code under the projects directory only.
     #[arg(long, global = true, value_name = "FORMAT[:PATH]", value_parser = sources::parse_source)]
     pub source: Vec<sources::SourceArg>,
     /// Where the persistent index lives [default: $XDG_CACHE_HOME/conversation-search, else
@@ -116,7 +116,7 @@ pub struct SearchArgs {
     /// Only this conversation.
     #[arg(long)]
     pub session_id: Option<String>,
-    /// Only transcripts of this agent (claude, openclaw, codex, gemini, opencode).
+    /// Only transcripts of this agent (a `--source` format name).
     #[arg(id = "only_source", long = "only-source", value_name = "FORMAT")]
     pub source: Option<String>,
 }
@@ -132,7 +132,7 @@ pub struct ListArgs {
     /// Maximum number of sessions (1-100).
     #[arg(long, default_value_t = 50, allow_negative_numbers = true)]
     pub limit: i64,
-    /// Only sessions of this agent (claude, openclaw, codex, gemini, opencode).
+    /// Only sessions of this agent (a `--source` format name).
     #[arg(id = "only_source", long = "only-source", value_name = "FORMAT")]
     pub source: Option<String>,
 }

@@ -20,7 +20,7 @@ pub struct ListParams {
     /// Only projects whose name, directory or cwd contains this (case-insensitive).
     #[serde(default)]
     pub project: Option<String>,
-    /// Only sessions of this agent: claude, openclaw, codex, gemini or opencode.
+    /// Only sessions of this agent: a source format name as index_status lists it.
     #[serde(default)]
     pub source: Option<String>,
     /// Maximum number of sessions (1-100, default 50).

@@ -40,7 +40,7 @@ pub struct SearchParams {
     /// Only projects whose name, directory or cwd contains this (case-insensitive).
     #[serde(default)]
     pub project: Option<String>,
-    /// Only transcripts of this agent: claude, openclaw, codex, gemini or opencode.
+    /// Only transcripts of this agent: a source format name as index_status lists it.
     #[serde(default)]
     pub source: Option<String>,
     /// Only turns at or after this time: ISO date/datetime or an age like 7d, 12h.
