@@ -3,11 +3,14 @@
 //! Every test binary includes this with `mod common;`; not every binary uses every helper.
 #![allow(dead_code)]
 
+pub mod agents;
 pub mod cache;
+pub mod chunks;
 pub mod fixture;
 pub mod formats;
 pub mod ids;
 pub mod jsonrpc;
+pub mod kimi;
 pub mod live;
 pub mod mcp;
 pub mod opencode;
