@@ -12,7 +12,7 @@ use common::chunks::{chunked_equals_whole, cut_points};
 use common::formats::{SourceRoot, serve_sources};
 use common::kimi::KimiSession;
 use common::{poll_until_desc, samples_dir};
-use conversation_search::util::md5::md5_hex;
+use conversation_search::util::hash::md5_hex;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
