@@ -96,6 +96,8 @@ struct Event<'a> {
 struct Data<'a> {
     #[serde(borrow, default)]
     content: LStr<'a>,
+    #[serde(rename = "messageId", borrow, default)]
+    message_id: LStr<'a>,
     #[serde(borrow, default)]
     source: LStr<'a>,
     #[serde(rename = "isAutopilotContinuation", default)]
@@ -337,8 +339,10 @@ impl CopilotParser {
     }
 
     fn assistant(&mut self, key: &str, d: &Data, at: At) {
+        // a message repeated (or extended) under its id counts once
         let text = d.content.as_deref().unwrap_or("");
-        self.conv(key, at).turns.assistant_text(at, None, text);
+        let id = d.message_id.non_empty();
+        self.conv(key, at).turns.assistant_text(at, id, text);
         let requests: Vec<&RawValue> = d.tool_requests.and_then(lenient::parse).unwrap_or_default();
         for raw in requests {
             let r: Data = lenient::parse(raw).unwrap_or_default();
