@@ -56,6 +56,9 @@ impl Adapter for Antigravity {
 
     fn discover_under(&self, root: &Path, pattern: &Glob, dir: &Path) -> Vec<SourceFile> {
         let brain = brain_dir(root);
+        if !dir.starts_with(&brain) && !brain.starts_with(dir) {
+            return Vec::new(); // conversations/, implicit/, history.jsonl: no transcripts
+        }
         let mut out = match dir.strip_prefix(&brain).ok().and_then(|r| r.iter().next()) {
             Some(id) => transcript_of(&brain.join(id)).into_iter().collect(),
             None => self.discover(root, pattern),
@@ -80,12 +83,11 @@ impl Adapter for Antigravity {
     }
 }
 
-/// `<root>/brain` when it exists, else the root itself (given as the brain directory).
+/// `<root>/brain`, or the root itself when it is the `brain` directory.
 fn brain_dir(root: &Path) -> PathBuf {
-    let brain = root.join("brain");
-    match brain.is_dir() || !root.exists() {
-        true => brain,
-        false => root.to_owned(),
+    match root.file_name().is_some_and(|n| n == "brain") {
+        true => root.to_owned(),
+        false => root.join("brain"),
     }
 }
 
@@ -250,6 +252,8 @@ fn tool_calls(call: &Call) -> Vec<ToolCall> {
 /// Resumable parser for one Antigravity transcript.
 pub struct AntigravityParser {
     id: String,
+    /// `history.jsonl`, where the workspace is looked up until it is found.
+    history: Option<PathBuf>,
     meta: ConvMeta,
     turns: TurnBuilder,
 }
@@ -262,16 +266,21 @@ impl AntigravityParser {
         };
         // <root>/brain/<id>/.system_generated/logs/<file>: history.jsonl is beside brain/
         let brain = file.path.ancestors().nth(4);
-        let history = brain.and_then(|b| Some(b.parent()?.join("history.jsonl")));
-        let conversation = id.strip_prefix(&format!("{FORMAT}:")).unwrap_or(&id);
-        let cwd = history.and_then(|h| workspaces(&h).get(conversation).cloned());
-        Self {
-            meta: ConvMeta {
-                cwd,
-                ..ConvMeta::default()
-            },
+        let mut parser = Self {
             id,
+            history: brain.and_then(|b| Some(b.parent()?.join("history.jsonl"))),
+            meta: ConvMeta::default(),
             turns: TurnBuilder::default(),
+        };
+        parser.find_workspace();
+        parser
+    }
+
+    fn find_workspace(&mut self) {
+        if let (None, Some(history)) = (&self.meta.cwd, &self.history) {
+            let conversation = self.id.strip_prefix(&format!("{FORMAT}:"));
+            let id = conversation.unwrap_or(&self.id);
+            self.meta.cwd = workspaces(history).get(id).cloned();
         }
     }
 }
@@ -315,6 +324,7 @@ impl LineParser for AntigravityParser {
     }
 
     fn drain(&mut self) -> Vec<ConvState> {
+        self.find_workspace();
         vec![ConvState {
             id: self.id.clone(),
             meta: self.meta.clone(),

@@ -55,6 +55,8 @@ impl Adapter for KimiCode {
         let sessions = sessions_dir(root);
         let parts: Vec<&str> = match dir.strip_prefix(&sessions) {
             Ok(rel) => rel.iter().filter_map(|c| c.to_str()).collect(),
+            // outside `sessions`: nothing, unless `sessions` is inside
+            Err(_) if !sessions.starts_with(dir) => return Vec::new(),
             Err(_) => Vec::new(),
         };
         let mut out = match parts.as_slice() {
@@ -83,12 +85,11 @@ impl Adapter for KimiCode {
     }
 }
 
-/// `<root>/sessions` when it exists, else the root itself (given as the sessions directory).
+/// `<root>/sessions`, or the root itself when it is the `sessions` directory.
 fn sessions_dir(root: &Path) -> PathBuf {
-    let sessions = root.join("sessions");
-    match sessions.is_dir() || !root.exists() {
-        true => sessions,
-        false => root.to_owned(),
+    match root.file_name().is_some_and(|n| n == "sessions") {
+        true => root.to_owned(),
+        false => root.join("sessions"),
     }
 }
 

@@ -49,7 +49,11 @@ impl Adapter for Kimi {
     fn discover_under(&self, root: &Path, pattern: &Glob, dir: &Path) -> Vec<SourceFile> {
         let sessions = sessions_dir(root);
         let Ok(rel) = dir.strip_prefix(&sessions) else {
-            return self.discover(root, pattern);
+            // outside `sessions` (logs, prompt history): nothing, unless `sessions` is inside
+            return match sessions.starts_with(dir) {
+                true => self.discover(root, pattern),
+                false => Vec::new(),
+            };
         };
         let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
         let mut out = Vec::new();
@@ -82,12 +86,11 @@ impl Adapter for Kimi {
     }
 }
 
-/// `<root>/sessions` when it exists, else the root itself (given as the sessions directory).
+/// `<root>/sessions`, or the root itself when it is the `sessions` directory.
 fn sessions_dir(root: &Path) -> PathBuf {
-    let sessions = root.join("sessions");
-    match sessions.is_dir() || !root.exists() {
-        true => sessions,
-        false => root.to_owned(),
+    match root.file_name().is_some_and(|n| n == "sessions") {
+        true => root.to_owned(),
+        false => root.join("sessions"),
     }
 }
 

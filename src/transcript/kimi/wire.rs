@@ -400,6 +400,18 @@ impl LineParser for KimiParser {
     }
 
     fn drain(&mut self) -> Vec<ConvState> {
+        // `kimi.json` may learn the work directory after the session began
+        if self.convs.main_ref().meta.cwd.is_none() {
+            let wd = self
+                .subagents_dir
+                .as_deref()
+                .and_then(|s| s.parent()?.parent());
+            if let Some(cwd) = wd.and_then(work_dir) {
+                for conv in self.convs.iter_mut() {
+                    conv.meta.cwd.get_or_insert_with(|| cwd.clone());
+                }
+            }
+        }
         if let Some((title, generated)) = self.session_dir.as_deref().and_then(state_title) {
             let meta = &mut self.convs.main().meta;
             match generated {
