@@ -1,7 +1,7 @@
 //! Fast non-cryptographic hashing: an Fx-style hasher for hash maps on the hot path, and a
 //! 64-bit FNV-1a digest for content fingerprints (duplicate-turn keys, ingested-prefix hashes).
-//! Also MD5, only to recognise directories an agent names by the MD5 of a path (Kimi CLI keeps
-//! sessions under `sessions/<md5(work dir)>/`); never for anything security-related.
+//! Also MD5, only to recognise directories an agent names by the MD5 of a path (its work
+//! directory); never for anything security-related.
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// The Firefox/rustc "Fx" hash: one multiply per word. Not DoS-resistant, which is fine for
