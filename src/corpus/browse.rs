@@ -218,8 +218,13 @@ impl Snapshot {
             let _ = parser.feed_line(offset, line.strip_suffix(b"\r").unwrap_or(line));
             offset += line.len() as u64 + 1;
         }
+        // a file that holds several conversations (inline sub-agents) yields each of them
+        let mut states = parser.drain();
+        if states.iter().any(|s| s.id == conv.id) {
+            states.retain(|s| s.id == conv.id);
+        }
         let mut turns: Vec<Turn> = Vec::new();
-        for state in parser.drain() {
+        for state in states {
             turns.extend(state.completed);
             turns.extend(state.open);
         }

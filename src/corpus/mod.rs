@@ -77,6 +77,8 @@ pub struct SourceHealth {
     pub subagents: u64,
     pub turns: u64,
     pub skipped_lines: u64,
+    /// Records of types the format's reader does not know (skipped), per type.
+    pub unknown_records: std::collections::BTreeMap<String, u64>,
     /// Files that were read but yielded no turn.
     pub files_without_turns: u64,
     /// Set when the directory does not exist, or when files were read but none yielded a

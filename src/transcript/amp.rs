@@ -236,6 +236,7 @@ impl UnitReader for AmpReader {
             present: vec![conv.id.clone()],
             changed: if changed { vec![conv] } else { Vec::new() },
             skipped: 0,
+            ..UnitRead::default()
         })
     }
 }

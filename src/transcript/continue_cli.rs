@@ -232,6 +232,7 @@ impl UnitReader for ContinueReader {
             present: vec![conv.id.clone()],
             changed: if changed { vec![conv] } else { Vec::new() },
             skipped: 0,
+            ..UnitRead::default()
         })
     }
 }

@@ -6,14 +6,20 @@
 //! [`ADAPTERS`]: adding a format is one new file plus one line there.
 pub mod aider;
 pub mod amp;
+pub mod antigravity;
 pub mod blocks;
 pub mod claude;
 pub mod codex;
 pub mod continue_cli;
+pub mod convs;
+pub mod copilot;
 pub mod crush;
+pub mod cursor;
 pub mod droid;
 pub mod gemini;
 pub mod goose;
+pub mod kimi;
+pub mod kimi_code;
 pub mod lenient;
 pub mod openclaw;
 pub mod opencode;
@@ -26,7 +32,7 @@ use crate::util::glob::Glob;
 use std::path::{Path, PathBuf};
 
 pub use tools::{FileOp, ToolCall, ToolKind};
-pub use turns::{At, Turn, TurnBuilder};
+pub use turns::{At, Attachment, Turn, TurnBuilder};
 
 /// A summary candidate (`summary` record) and whether its leaf record is in the same file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -169,6 +175,11 @@ pub trait LineParser: Send {
     fn drain(&mut self) -> Vec<ConvState>;
     /// Called once the whole file has been read for the first time (no more history).
     fn end_of_history(&mut self) {}
+    /// Record types this parser does not know and skipped, with how many lines of each it has
+    /// seen so far (sorted by type). Formats without a record-type vocabulary report none.
+    fn unknown_kinds(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
 }
 
 /// What re-reading a whole unit found.
@@ -181,6 +192,8 @@ pub struct UnitRead {
     pub present: Vec<String>,
     /// Records that could not be read.
     pub skipped: u64,
+    /// Records of types the reader does not know, per type (sorted by type).
+    pub unknown: Vec<(String, u64)>,
 }
 
 /// A reader for transcripts that are not append-only lines (a JSON document, a database, a
@@ -286,6 +299,11 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &continue_cli::Continue,
     &goose::Goose,
     &crush::Crush,
+    &kimi::Kimi,
+    &kimi_code::KimiCode,
+    &cursor::Cursor,
+    &copilot::Copilot,
+    &antigravity::Antigravity,
 ];
 
 /// The format read when no `--source` is given.

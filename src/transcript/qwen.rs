@@ -450,6 +450,7 @@ impl UnitReader for QwenReader {
             changed,
             present,
             skipped,
+            ..UnitRead::default()
         })
     }
 }

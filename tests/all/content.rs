@@ -178,9 +178,10 @@ fn system_attachment_and_progress_records_are_never_indexed() {
     let s = session(|w| {
         w.user("harness records visibleword");
         w.system("away_summary", "systemonlyword recap prose");
+        // (a `queued_command` attachment is a prompt sent mid-turn: format_claude_late2026)
         w.conv_record(
             "attachment",
-            json!({"attachment": {"type": "queued_command", "prompt": "attachmentonlyword"}}),
+            json!({"attachment": {"type": "hook_additional_context", "content": ["attachmentonlyword"]}}),
         );
         w.conv_record(
             "progress",

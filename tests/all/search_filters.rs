@@ -240,17 +240,17 @@ fn source_filter_accepts_known_agents_and_rejects_others() {
     let msg = assert_rejected(
         &s,
         "search_conversations",
-        json!({"query": "facetword", "source": "cursor"}),
+        json!({"query": "facetword", "source": "no-such-agent"}),
         &["source", "claude", "codex"],
     );
     assert!(
-        msg.contains("cursor"),
+        msg.contains("no-such-agent"),
         "the error repeats the bad value: {msg}"
     );
     assert_rejected(
         &s,
         "list_conversations",
-        json!({"source": "cursor"}),
+        json!({"source": "no-such-agent"}),
         &["source", "claude"],
     );
 }

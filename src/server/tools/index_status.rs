@@ -10,12 +10,13 @@ use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::schemars::JsonSchema;
 use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 pub const DESCRIPTION: &str = "Report what the search index holds: projects, sessions, \
-sub-agents, turns, files and bytes indexed, unreadable lines skipped, the update generation and \
-time, and where transcripts are read from. Use it when a search finds nothing.";
+sub-agents, turns, files and bytes indexed, unreadable lines skipped, records of unknown types per \
+source, the update generation and time, and where transcripts are read from. Use it when a search finds nothing.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -72,6 +73,9 @@ pub struct SourceOut {
     pub subagents: u64,
     pub turns: u64,
     pub skipped_lines: u64,
+    /// Records skipped because their type is unknown to this version, per type.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown_records: BTreeMap<String, u64>,
     /// Files read that yielded no turn.
     pub files_without_turns: u64,
     /// Set when the directory does not exist, or when this source's files parse but yield no
@@ -214,6 +218,7 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
                 subagents: h.subagents,
                 turns: h.turns,
                 skipped_lines: h.skipped_lines,
+                unknown_records: h.unknown_records.clone(),
                 files_without_turns: h.files_without_turns,
                 warning: h.warning.clone(),
             })

@@ -3,16 +3,19 @@
 //!
 //! `tests/all/main.rs` declares it once (`mod common;`) for every test module.
 
+pub mod agents;
 pub mod aider;
 pub mod amp;
 pub mod cache;
 pub mod chunks;
+pub mod chunks_tree;
 pub mod continue_cli;
 pub mod droid;
 pub mod fixture;
 pub mod formats;
 pub mod ids;
 pub mod jsonrpc;
+pub mod kimi;
 pub mod live;
 pub mod mcp;
 pub mod opencode;
