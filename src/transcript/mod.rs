@@ -3,13 +3,15 @@
 //! Every format adapter turns its files into the same normalised pieces: conversation metadata
 //! ([`ConvMeta`]), turns ([`Turn`]) built by the shared [`TurnBuilder`], and tool calls
 //! ([`ToolCall`]). Nothing here knows about the index or MCP. Adapters are registered in
-//! [`ADAPTERS`]: adding a format is one new file plus one line there.
+//! [`ADAPTERS`]: adding a format is one new file plus one line there. Readers are opened through
+//! [`redacted::open`], which redacts secrets from everything they yield.
 pub mod claude;
 pub mod codex;
 pub mod gemini;
 pub mod lenient;
 pub mod openclaw;
 pub mod opencode;
+pub mod redacted;
 pub mod tools;
 pub mod turns;
 
