@@ -104,7 +104,11 @@ pub fn is_placeholder(value: &str) -> bool {
     }
     let first = v.chars().next().unwrap_or(' ');
     let last = v.chars().last().unwrap_or(' ');
-    if matches!(first, '$' | '%' | '<' | '{' | '[' | '@' | '&') || matches!(last, '>' | '}') {
+    if matches!(first, '$' | '<' | '{' | '[') || matches!(last, '>' | '}') {
+        return true;
+    }
+    // `%s`, `%(name)s`, `%APPDATA%`; a password may start with `%`
+    if first == '%' && (v.len() <= 3 || v.starts_with("%(") || (last == '%' && v.len() > 1)) {
         return true;
     }
     if v.contains("{{") || v.contains("${") || v.contains("$(") || v.contains("...") {
