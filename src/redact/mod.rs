@@ -134,6 +134,8 @@ pub struct Redactor {
     gate: AhoCorasick,
     /// Per gate pattern: the rule it belongs to and whether it must match case-exactly.
     anchors: Vec<(usize, Option<&'static str>)>,
+    /// Rules without anchors (the extra pattern), as a bit set: checked on every text.
+    unanchored: u64,
     fingerprint: u64,
 }
 
@@ -185,6 +187,10 @@ impl Redactor {
                 check: Check::Any,
             });
         }
+        assert!(compiled.len() <= 64, "at most 64 rules (a u64 bit set)");
+        let unanchored = (0..compiled.len())
+            .filter(|&i| rules.get(i).is_none_or(|r| r.anchors.is_empty()))
+            .fold(0u64, |m, i| m | (1 << i));
         let gate = AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .build(&literals)
@@ -193,21 +199,19 @@ impl Redactor {
             rules: compiled,
             gate,
             anchors,
+            unanchored,
             fingerprint: h.0,
         }
     }
 
-    /// Which rules can match `text`: those with an anchor in it (one pass), and any without.
-    fn candidates(&self, text: &str) -> Vec<bool> {
-        let mut want = vec![false; self.rules.len()];
-        let anchored = self.anchors.iter().map(|a| a.0).max().map_or(0, |m| m + 1);
-        for w in want.iter_mut().skip(anchored) {
-            *w = true; // the extra rule has no anchors
-        }
+    /// Which rules can match `text`, as a bit set: those with an anchor in it (one pass),
+    /// and any without anchors.
+    fn candidates(&self, text: &str) -> u64 {
+        let mut want = self.unanchored;
         for m in self.gate.find_overlapping_iter(text) {
             let (rule, exact) = self.anchors[m.pattern().as_usize()];
             if exact.is_none_or(|a| text.as_bytes()[m.range()] == *a.as_bytes()) {
-                want[rule] = true;
+                want |= 1 << rule;
             }
         }
         want
@@ -217,13 +221,14 @@ impl Redactor {
     /// and merged (overlapping matches become one range named by the earliest rule).
     pub fn find(&self, text: &str) -> Vec<(usize, usize, usize)> {
         let mut found = Vec::new();
-        for (i, _) in self
-            .candidates(text)
-            .iter()
-            .enumerate()
-            .filter(|(_, w)| **w)
-        {
-            let rule = &self.rules[i];
+        let want = self.candidates(text);
+        if want == 0 {
+            return Vec::new();
+        }
+        for (i, rule) in self.rules.iter().enumerate() {
+            if want & (1 << i) == 0 {
+                continue;
+            }
             for caps in rule.regex.captures_iter(text) {
                 let Some(m) = caps.iter().skip(1).flatten().last().or_else(|| caps.get(0)) else {
                     continue;
