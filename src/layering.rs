@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 /// The layers, bottom up: a module may use its own layer and the ones before it.
 const LAYERS: &[&str] = &[
     "util",
+    "redact",
     "transcript",
     "index",
     "cache",

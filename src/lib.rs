@@ -2,6 +2,7 @@
 //!
 //! Layers, bottom up:
 //! - [`util`]: timestamps, globs, hashing.
+//! - [`redact`]: secrets replaced by `[REDACTED:<kind>]` before any text is indexed or returned.
 //! - [`transcript`]: agent formats on disk → conversations and turns (no index, no MCP).
 //! - [`index`]: tokenizer, immutable segments with postings, BM25 scoring, snippets.
 //! - [`corpus`]: the catalog of files and conversations, ingest, and immutable snapshots.
@@ -15,6 +16,7 @@ pub mod cli;
 pub mod corpus;
 pub mod index;
 pub mod live;
+pub mod redact;
 pub mod server;
 pub mod transcript;
 pub mod util;

@@ -71,6 +71,10 @@ pub struct GlobalArgs {
     /// Rescan interval when polling (milliseconds)
     #[arg(long, global = true, value_name = "MS", default_value_t = 5000)]
     pub poll_interval_ms: u64,
+    /// UNSAFE: do not redact secrets (keys, tokens, passwords) from transcripts; they are then
+    /// indexed, written to the persistent index and returned by every tool as written
+    #[arg(long, global = true)]
+    pub no_redact: bool,
 }
 
 impl GlobalArgs {
@@ -190,6 +194,12 @@ fn build_once(global: &GlobalArgs, roots: Vec<Root>) -> Arc<Snapshot> {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    crate::redact::set_enabled(!cli.global.no_redact);
+    if cli.global.no_redact {
+        tracing::warn!(
+            "--no-redact: secrets in transcripts are indexed, cached and returned as written"
+        );
+    }
     match cli.command {
         None => serve(&cli.global, &cli.serve),
         Some(Command::Serve(args)) => serve(&cli.global, &args),

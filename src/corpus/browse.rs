@@ -2,7 +2,7 @@
 //! turns, and re-reading turns at full fidelity from their transcript file by byte range.
 use super::Snapshot;
 use super::catalog::Conversation;
-use crate::transcript::{Reader, Turn, adapter};
+use crate::transcript::{Reader, Turn, redacted};
 use crate::util::hash::FxHashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -184,10 +184,10 @@ impl Snapshot {
             path: path.clone(),
             source,
         };
-        let Some(adapter) = adapter(conv.file.format) else {
+        let Some(reader) = redacted::open(&conv.file) else {
             return Err(ReadError::Changed { path });
         };
-        let mut parser = match adapter.reader(&conv.file) {
+        let mut parser = match reader {
             Reader::Lines(p) => p,
             Reader::Unit(mut unit) => {
                 // whole-unit formats: re-read the conversation from the unit

@@ -6,7 +6,7 @@ use super::fingerprint::{
     FULL_HASH_MAX, RESTORE_FULL_MAX, head_tail, open_regular, prefix_hash, sampled_hash,
     windows_hash,
 };
-use crate::transcript::{ConvState, LineParser, Reader, SourceFile, UnitReader, adapter};
+use crate::transcript::{ConvState, LineParser, Reader, SourceFile, UnitReader, redacted};
 use crate::util::codec::StreamChecksum;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -80,7 +80,7 @@ pub struct SavedState {
 
 impl FileState {
     pub fn new(src: SourceFile) -> Self {
-        let (parser, unit) = match adapter(src.format).map(|a| a.reader(&src)) {
+        let (parser, unit) = match redacted::open(&src) {
             Some(Reader::Lines(p)) => (Some(p), None),
             Some(Reader::Unit(u)) => (None, Some((u, Stamp::new()))),
             None => (None, None),
@@ -155,8 +155,7 @@ impl FileState {
         {
             return Ok(false);
         }
-        let Some(Reader::Lines(parser)) = adapter(self.src.format).map(|a| a.reader(&self.src))
-        else {
+        let Some(Reader::Lines(parser)) = redacted::open(&self.src) else {
             return Ok(false);
         };
         let (skipped, warned) = (self.skipped, self.warned);

@@ -44,13 +44,15 @@ impl Root {
     }
 }
 
-/// The persistent index of the corpus made of `roots`, in `dir`.
+/// The persistent index of the corpus made of `roots`, in `dir`. Its key includes the
+/// redaction in force (on/off, rules version and fingerprint): text stored under other rules
+/// is never reused, and its file is replaced by one redacted under the current rules.
 pub fn cache_for(dir: PathBuf, roots: &[Root]) -> crate::cache::Cache {
     let mut key = Vec::new();
     for r in roots {
         r.key_bytes(&mut key);
     }
-    crate::cache::Cache::new(dir, &key)
+    crate::cache::Cache::new(dir, &key).with_content(&crate::redact::key_bytes())
 }
 
 impl std::fmt::Debug for Root {

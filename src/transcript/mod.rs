@@ -3,7 +3,8 @@
 //! Every format adapter turns its files into the same normalised pieces: conversation metadata
 //! ([`ConvMeta`]), turns ([`Turn`]) built by the shared [`TurnBuilder`], and tool calls
 //! ([`ToolCall`]). Nothing here knows about the index or MCP. Adapters are registered in
-//! [`ADAPTERS`]: adding a format is one new file plus one line there.
+//! [`ADAPTERS`]: adding a format is one new file plus one line there. Readers are opened through
+//! [`redacted::open`], which redacts secrets from everything they yield.
 pub mod aider;
 pub mod amp;
 pub mod antigravity;
@@ -24,6 +25,7 @@ pub mod lenient;
 pub mod openclaw;
 pub mod opencode;
 pub mod qwen;
+pub mod redacted;
 pub mod sqlite;
 pub mod tools;
 pub mod turns;

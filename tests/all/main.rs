@@ -41,6 +41,8 @@ mod metadata;
 mod mixed_sources;
 mod prop_parser;
 mod real_samples;
+mod redact_cache;
+mod redact_secrets;
 mod search;
 mod search_filters;
 mod search_order;
