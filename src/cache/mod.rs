@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// File magic and layout version; bump the version whenever the layout or anything that
 /// changes indexed content (tokenizer, turn rules) changes.
 pub const MAGIC: &[u8; 8] = b"CSINDEX\0";
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 /// Where the cache lives and which file belongs to this configuration.
 #[derive(Debug, Clone)]
