@@ -28,6 +28,7 @@ mod metadata;
 mod mixed_sources;
 mod prop_parser;
 mod real_samples;
+mod scope;
 mod search;
 mod search_filters;
 mod search_order;
