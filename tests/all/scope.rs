@@ -69,7 +69,10 @@ fn scope_project_keeps_root_nested_worktree_and_moved_in_sessions() {
     );
     assert_eq!(flags(&f["results"]), expected(&MINE), "{f}");
     for id in OTHERS {
-        assert!(!s.to_string().contains(id), "{id} leaked into scope=project");
+        assert!(
+            !s.to_string().contains(id),
+            "{id} leaked into scope=project"
+        );
     }
 }
 
@@ -98,7 +101,11 @@ fn a_bad_scope_is_named() {
             tool,
             json!({"query": "zebracorn", "path": "lib.rs", "scope": "mine"}),
         );
-        assert!(r.text.contains("`scope` must be `project` or `all`"), "{}", r.text);
+        assert!(
+            r.text.contains("`scope` must be `project` or `all`"),
+            "{}",
+            r.text
+        );
     }
 }
 
@@ -130,7 +137,10 @@ fn the_prior_multiplies_this_projects_scores_unless_turned_off() {
     for (key, (score, mine)) in &boosted {
         let base = plain[key].0;
         let want = if *mine { base * 1.25 } else { base };
-        assert!((score - want).abs() < 2e-4, "{key:?}: {score} vs {base} (mine: {mine})");
+        assert!(
+            (score - want).abs() < 2e-4,
+            "{key:?}: {score} vs {base} (mine: {mine})"
+        );
     }
 }
 

@@ -94,7 +94,12 @@ pub fn project_tree() -> ProjectTree {
         }
         if MINE.contains(&id) {
             let file = format!("{}/src/lib.rs", p("repo"));
-            tool_turn(&mut w, "edit the library", "Editing it now.", &[edit(&file)]);
+            tool_turn(
+                &mut w,
+                "edit the library",
+                "Editing it now.",
+                &[edit(&file)],
+            );
             w.exchange(
                 &format!("last prompt of {}", &id[..8]),
                 "The last reply starts here and goes on.",
