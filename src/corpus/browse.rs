@@ -2,6 +2,7 @@
 //! turns, and re-reading turns at full fidelity from their transcript file by byte range.
 use super::Snapshot;
 use super::catalog::Conversation;
+use super::project::Scope;
 use crate::transcript::{Reader, Turn, redacted};
 use crate::util::hash::FxHashMap;
 use std::fs::File;
@@ -17,6 +18,7 @@ pub struct ListRange<'a> {
     pub since: Option<i64>,
     /// Sessions started before (first timestamp).
     pub until: Option<i64>,
+    pub scope: Scope,
 }
 
 /// One row of `list_conversations`.
@@ -24,6 +26,7 @@ pub struct ListRange<'a> {
 pub struct Listed {
     pub conv: Arc<Conversation>,
     pub project: String,
+    pub this_project: bool,
     pub subagent_count: usize,
 }
 
@@ -32,6 +35,7 @@ pub struct Listed {
 pub struct FileTouch {
     pub conv: Arc<Conversation>,
     pub project: String,
+    pub this_project: bool,
     pub turn: u32,
     pub timestamp: Option<i64>,
     pub path: String,
@@ -60,6 +64,7 @@ impl Snapshot {
         &self,
         needle: &str,
         since: Option<i64>,
+        scope: Scope,
         offset: usize,
         limit: usize,
     ) -> (usize, Vec<FileTouch>) {
@@ -96,9 +101,14 @@ impl Snapshot {
             .into_iter()
             .filter_map(|((c, turn, path), (ts, mut ops))| {
                 let conv = Arc::clone(self.catalog.get(c)?);
+                let this_project = self.project.contains(&conv);
+                if scope == Scope::Project && !this_project {
+                    return None;
+                }
                 ops.sort_unstable();
                 Some(FileTouch {
                     project: self.project_of(&conv),
+                    this_project,
                     conv,
                     turn,
                     timestamp: (ts != i64::MIN).then_some(ts),
@@ -137,6 +147,7 @@ impl Snapshot {
                     .as_deref()
                     .is_none_or(|p| self.catalog.project_matches(c, p))
             })
+            .filter(|c| self.project.in_scope(range.scope, c))
             .filter(|c| {
                 range
                     .since
@@ -161,6 +172,7 @@ impl Snapshot {
             .take(limit)
             .map(|c| Listed {
                 project: self.project_of(c),
+                this_project: self.project.contains(c),
                 subagent_count: subagents.get(c.id.as_str()).copied().unwrap_or(0),
                 conv: Arc::clone(c),
             })

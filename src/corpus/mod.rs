@@ -2,11 +2,13 @@
 //! snapshots that queries read while a single writer prepares the next one.
 pub mod browse;
 pub mod catalog;
+pub mod digest;
 pub mod dups;
 mod fingerprint;
 pub mod ingest;
 mod merge;
 mod persist;
+pub mod project;
 pub mod query;
 mod update;
 pub mod writer;
@@ -17,6 +19,7 @@ use crate::transcript::Adapter;
 use crate::util::glob::Glob;
 use catalog::Catalog;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
 
@@ -124,6 +127,20 @@ pub struct Snapshot {
     pub roots: Arc<Vec<Root>>,
     /// Duplicate-turn keys held by two or more live documents.
     pub dup_multi: Arc<crate::util::hash::FxHashSet<u64>>,
+    /// The project the server works for; fixed at start (the first snapshot's is carried over
+    /// to every published one).
+    pub project: Arc<project::Project>,
+}
+
+/// How far the first full build has got (for a progress bar); totals are set once the files
+/// are found.
+#[derive(Debug, Default)]
+pub struct BuildProgress {
+    pub files_total: AtomicU64,
+    pub bytes_total: AtomicU64,
+    pub files_done: AtomicU64,
+    pub bytes_done: AtomicU64,
+    pub turns_done: AtomicU64,
 }
 
 /// The current snapshot, swapped atomically by the writer; readers never wait for an update
@@ -134,6 +151,8 @@ pub struct Shared {
     complete_cv: Condvar,
     /// What the persistent index did so far (read as of now, not as of a snapshot).
     cache: Mutex<CacheReport>,
+    /// Progress of the first full build.
+    pub progress: BuildProgress,
 }
 
 impl Shared {
@@ -143,6 +162,7 @@ impl Shared {
             complete: Mutex::new(false),
             complete_cv: Condvar::new(),
             cache: Mutex::new(CacheReport::default()),
+            progress: BuildProgress::default(),
         })
     }
 
@@ -162,13 +182,12 @@ impl Shared {
         }
     }
 
-    pub fn publish(&self, snap: Snapshot) {
+    pub fn publish(&self, mut snap: Snapshot) {
         let complete = snap.complete;
-        let snap = Arc::new(snap);
-        match self.current.write() {
-            Ok(mut g) => *g = snap,
-            Err(poisoned) => *poisoned.into_inner() = snap,
-        }
+        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        snap.project = Arc::clone(&current.project);
+        *current = Arc::new(snap);
+        drop(current);
         if complete {
             let mut done = self.complete.lock().unwrap_or_else(|p| p.into_inner());
             *done = true;

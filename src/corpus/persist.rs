@@ -106,6 +106,10 @@ fn put_meta<W: Write>(e: &mut Encoder<W>, m: &ConvMeta) -> io::Result<()> {
     e.opt_i64(m.first_ts)?;
     e.opt_i64(m.last_ts)?;
     e.opt_i64(m.created_ts)?;
+    e.varint(m.cwds.len() as u64)?;
+    for c in &m.cwds {
+        e.str(c)?;
+    }
     e.varint(m.summaries.len() as u64)?;
     for s in &m.summaries {
         e.str(&s.text)?;
@@ -133,6 +137,9 @@ fn get_meta<R: Read>(d: &mut Decoder<R>) -> io::Result<ConvMeta> {
     m.first_ts = d.opt_i64()?;
     m.last_ts = d.opt_i64()?;
     m.created_ts = d.opt_i64()?;
+    for _ in 0..d.length()? {
+        m.cwds.push(d.string()?);
+    }
     for _ in 0..d.length()? {
         m.summaries.push(SummaryRecord {
             text: d.string()?,

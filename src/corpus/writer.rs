@@ -181,6 +181,17 @@ impl Writer {
     pub fn initial_build(&mut self) {
         let started = Instant::now();
         let files = self.discover();
+        let sizes: Vec<u64> = files
+            .iter()
+            .map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len()))
+            .collect();
+        let progress = &self.shared.progress;
+        progress
+            .files_total
+            .store(files.len() as u64, Ordering::Relaxed);
+        progress
+            .bytes_total
+            .store(sizes.iter().sum(), Ordering::Relaxed);
         let threads = std::thread::available_parallelism()
             .map_or(2, |n| n.get())
             .clamp(1, 8);
@@ -223,9 +234,14 @@ impl Writer {
                                 for t in &turns {
                                     batch.add(id, t);
                                 }
+                                progress
+                                    .turns_done
+                                    .fetch_add(turns.len() as u64, Ordering::Relaxed);
                                 updates.push(update);
                             }
                             read.push((state, updates, ids));
+                            progress.files_done.fetch_add(1, Ordering::Relaxed);
+                            progress.bytes_done.fetch_add(sizes[i], Ordering::Relaxed);
                             if batch.builder.text_bytes() >= SEGMENT_TEXT_BYTES {
                                 segments.push(finish(std::mem::take(&mut batch)));
                             }
@@ -499,6 +515,8 @@ impl Writer {
             stats: self.stats.clone(),
             roots: Arc::clone(&self.roots),
             dup_multi: self.dups.multi(),
+            // fixed at start: `Shared::publish` carries the current one over
+            project: Default::default(),
         });
     }
 }

@@ -326,7 +326,9 @@ impl LineParser for ClaudeParser {
                 }
             }
             fill(&mut self.meta.recorded_session_id, &rec.session_id);
-            fill(&mut self.meta.cwd, &rec.cwd);
+            if let Some(cwd) = rec.cwd.non_empty() {
+                self.meta.note_cwd(cwd);
+            }
             fill(&mut self.meta.git_branch, &rec.git_branch);
         }
         fill(&mut self.meta.slug, &rec.slug);

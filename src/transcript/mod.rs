@@ -49,7 +49,11 @@ pub struct SummaryRecord {
 pub struct ConvMeta {
     /// Session id recorded inside the file (for sub-agents: the parent session's id).
     pub recorded_session_id: Option<String>,
+    /// The first working directory recorded.
     pub cwd: Option<String>,
+    /// Every distinct working directory recorded, in order of first appearance (at most
+    /// [`MAX_CWDS`]); empty when the format records a single one (then `cwd` is it).
+    pub cwds: Vec<String>,
     pub git_branch: Option<String>,
     pub slug: Option<String>,
     pub first_ts: Option<i64>,
@@ -77,6 +81,9 @@ pub struct ConvMeta {
     pub agent_description: Option<String>,
 }
 
+/// Most distinct working directories remembered per conversation.
+pub const MAX_CWDS: usize = 16;
+
 /// Longest fallback summary taken from the first prompt, in characters.
 pub const SUMMARY_FALLBACK_CHARS: usize = 200;
 
@@ -84,6 +91,30 @@ impl ConvMeta {
     /// When the conversation itself began (see `created_ts`).
     pub fn created(&self) -> Option<i64> {
         self.created_ts.or(self.first_ts)
+    }
+
+    /// Records a working directory seen on a record: the first one becomes `cwd`, each
+    /// distinct one joins `cwds` (capped).
+    pub fn note_cwd(&mut self, cwd: &str) {
+        if cwd.is_empty() {
+            return;
+        }
+        if self.cwd.is_none() {
+            self.cwd = Some(cwd.to_owned());
+        }
+        if self.cwds.len() < MAX_CWDS && !self.cwds.iter().any(|c| c == cwd) {
+            self.cwds.push(cwd.to_owned());
+        }
+    }
+
+    /// Every working directory recorded (the first one when only that was kept).
+    pub fn all_cwds(&self) -> impl Iterator<Item = &str> {
+        let only_first = if self.cwds.is_empty() {
+            self.cwd.as_deref()
+        } else {
+            None
+        };
+        self.cwds.iter().map(String::as_str).chain(only_first)
     }
 
     pub fn note_timestamp(&mut self, ts: Option<i64>) {

@@ -207,7 +207,9 @@ impl CodexParser {
         }
         self.id = id.map(|i| format!("{FORMAT}:{i}"));
         self.meta.recorded_session_id = p.id.non_empty().map(str::to_owned);
-        self.meta.cwd = p.cwd.non_empty().map(str::to_owned);
+        if let Some(cwd) = p.cwd.non_empty() {
+            self.meta.note_cwd(cwd);
+        }
         let str_at = |raw: Option<&RawValue>, ptr: &str| {
             let v: serde_json::Value = raw.and_then(lenient::parse)?;
             v.pointer(ptr)?
@@ -440,8 +442,10 @@ impl LineParser for CodexParser {
             .map_err(|e| LineError::Json(format!("`{kind}` payload: {e}")))?;
         match kind {
             "session_meta" => self.session_meta(&p),
-            "turn_context" if self.meta.cwd.is_none() => {
-                self.meta.cwd = p.cwd.non_empty().map(str::to_owned);
+            "turn_context" => {
+                if let Some(cwd) = p.cwd.non_empty() {
+                    self.meta.note_cwd(cwd);
+                }
             }
             "response_item" => self.response_item(&p, at),
             "event_msg" => self.event(&p, at),

@@ -19,6 +19,7 @@ pub mod kimi;
 pub mod live;
 pub mod mcp;
 pub mod opencode;
+pub mod project;
 pub mod qwen;
 pub mod search;
 pub mod session;
