@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 /// The layers, bottom up: a module may use its own layer and the ones before it.
 const LAYERS: &[&str] = &[
     "util",
+    "redact",
     "transcript",
     "index",
     "cache",
@@ -350,4 +351,40 @@ fn the_checks_see_what_they_check() {
     g.insert("b".to_owned(), BTreeSet::from(["c".to_owned()]));
     g.insert("c".to_owned(), BTreeSet::from(["a".to_owned()]));
     assert!(find_cycle(&g, "a", &mut BTreeMap::new(), &mut Vec::new()).is_some());
+}
+
+#[test]
+fn every_integration_test_is_in_the_one_test_binary() {
+    // `autotests = false`: a `tests/*.rs` file outside `tests/all/` would never be built or run
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut stray: Vec<String> = std::fs::read_dir(&tests)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "all")
+        .collect();
+    stray.sort();
+    assert!(
+        stray.is_empty(),
+        "move these into tests/all/ and add a `mod` line to tests/all/main.rs: {stray:?}"
+    );
+    let main = std::fs::read_to_string(tests.join("all/main.rs")).unwrap_or_default();
+    let mut missing = Vec::new();
+    for e in std::fs::read_dir(tests.join("all"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(m) = name.strip_suffix(".rs").filter(|m| *m != "main") {
+            if !main.contains(&format!("mod {m};")) {
+                missing.push(m.to_owned());
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "tests/all/main.rs does not declare: {missing:?}"
+    );
 }

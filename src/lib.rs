@@ -2,6 +2,7 @@
 //!
 //! Layers, bottom up:
 //! - [`util`]: timestamps, globs, hashing.
+//! - [`redact`]: secrets replaced by `[REDACTED:<kind>]` before any text is indexed or returned.
 //! - [`transcript`]: agent formats on disk → conversations and turns (no index, no MCP).
 //! - [`index`]: tokenizer, immutable segments with postings, BM25 scoring, snippets.
 //! - [`cache`]: the persistent index file (a disposable accelerator).
@@ -17,6 +18,7 @@ pub mod cli;
 pub mod corpus;
 pub mod index;
 pub mod live;
+pub mod redact;
 pub mod server;
 pub mod store;
 pub mod transcript;

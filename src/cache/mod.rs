@@ -15,13 +15,17 @@ use std::path::{Path, PathBuf};
 /// File magic and layout version; bump the version whenever the layout or anything that
 /// changes indexed content (tokenizer, turn rules) changes.
 pub const MAGIC: &[u8; 8] = b"CSINDEX\0";
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 /// Where the cache lives and which file belongs to this configuration.
 #[derive(Debug, Clone)]
 pub struct Cache {
     pub dir: PathBuf,
+    /// Checked against the file's header: the configuration and how its content was made.
     pub key: u64,
+    /// Names the file: the configuration only, so a file whose content was made otherwise
+    /// (other redaction rules) has this name but another key, and is replaced, not kept.
+    name: u64,
 }
 
 /// The default cache directory: `$XDG_CACHE_HOME/conversation-search`, else
@@ -46,11 +50,25 @@ impl Cache {
         h.update(&VERSION.to_le_bytes());
         h.update(format!("{:?}", TokenizerConfig::current()).as_bytes());
         h.update(config);
-        Cache { dir, key: h.0 }
+        Cache {
+            dir,
+            key: h.0,
+            name: h.0,
+        }
+    }
+
+    /// The same cache file, trusted only when its content was made by `content` (opaque bytes,
+    /// e.g. the redaction rules in force). A file made otherwise is rejected on open and
+    /// overwritten by the next write, so nothing it held outlives the change.
+    pub fn with_content(mut self, content: &[u8]) -> Self {
+        let mut h = Fnv64(self.name);
+        h.update(content);
+        self.key = h.0;
+        self
     }
 
     pub fn path(&self) -> PathBuf {
-        self.dir.join(format!("index-{:016x}.bin", self.key))
+        self.dir.join(format!("index-{:016x}.bin", self.name))
     }
 
     /// Opens the cache file for reading and checks its header. `Ok(None)` when there is none.
@@ -92,7 +110,7 @@ impl Cache {
         fs::create_dir_all(&self.dir)?;
         let tmp = self.dir.join(format!(
             ".index-{:016x}.{}.{}.tmp",
-            self.key,
+            self.name,
             std::process::id(),
             crate::util::time::now_ms()
         ));

@@ -1,6 +1,6 @@
 //! `--source FORMAT[:PATH]`: which transcript directories to index, resolved to index roots.
 use crate::corpus::Root;
-use crate::transcript::{self, adapter, format_names};
+use crate::transcript::{self, ADAPTERS, Adapter, adapter, format_names};
 use crate::util::glob::Glob;
 use std::path::{Path, PathBuf};
 
@@ -11,15 +11,29 @@ pub struct SourceArg {
     pub path: Option<PathBuf>,
 }
 
-/// Parses `FORMAT` or `FORMAT:PATH` (clap value parser; errors exit with status 2).
+/// `--source auto`: every agent whose default location exists.
+pub const AUTO: &str = "auto";
+
+/// Parses `FORMAT`, `FORMAT:PATH` or `auto` (clap value parser; errors exit with status 2).
 pub fn parse_source(s: &str) -> Result<SourceArg, String> {
     let (name, path) = match s.split_once(':') {
         Some((n, p)) => (n, Some(p)),
         None => (s, None),
     };
+    if name == AUTO {
+        return match path {
+            None => Ok(SourceArg {
+                format: AUTO,
+                path: None,
+            }),
+            Some(_) => Err(format!(
+                "`{AUTO}` takes no path: it indexes every agent whose default location exists"
+            )),
+        };
+    }
     let Some(a) = adapter(name) else {
         return Err(format!(
-            "unknown format `{name}`; expected one of: {}",
+            "unknown format `{name}`; expected `{AUTO}` or one of: {}",
             format_names()
         ));
     };
@@ -57,6 +71,20 @@ pub fn projects_dir(flag: Option<&Path>) -> Result<PathBuf, String> {
     })
 }
 
+/// Where `a` keeps transcripts: the default format's projects directory, else the format's
+/// default locations.
+fn default_dirs(a: &dyn Adapter, projects: Option<&Path>) -> Result<Vec<PathBuf>, String> {
+    if a.name() == transcript::default_adapter().name() {
+        return Ok(vec![projects_dir(projects)?]);
+    }
+    transcript::default_locations(a).map_err(|why| {
+        format!(
+            "`--source {0}` needs a path: {why}; use `--source {0}:DIR`",
+            a.name()
+        )
+    })
+}
+
 /// Index roots for the given sources: without `--source`, the default format (Claude Code)
 /// under the projects directory only. `pattern` filters the groups of formats that have them
 /// (Claude Code project directories).
@@ -65,49 +93,90 @@ pub fn roots(
     projects: Option<&Path>,
     pattern: &str,
 ) -> Result<Vec<Root>, String> {
-    let default = transcript::default_adapter();
     let mut out: Vec<Root> = Vec::new();
     let list: Vec<SourceArg> = if sources.is_empty() {
         vec![SourceArg {
-            format: default.name(),
+            format: transcript::default_adapter().name(),
             path: None,
         }]
     } else {
         sources.to_vec()
     };
     for s in list {
+        if s.format == AUTO {
+            for (a, dir) in auto_roots(projects) {
+                push_root(&mut out, a, dir, pattern)?;
+            }
+            continue;
+        }
         let Some(a) = adapter(s.format) else { continue };
-        let dir = match s.path {
-            Some(p) => p,
-            None if a.name() == default.name() => projects_dir(projects)?,
-            None => transcript::default_location(a)
-                .ok_or("HOME is not set; give the path as FORMAT:PATH")?,
+        let dirs = match s.path {
+            Some(p) => vec![p],
+            None => default_dirs(a, projects)?,
         };
-        if dir.is_file() {
-            return Err(format!(
-                "`{}` is a file, but the {} source needs the directory that holds its transcripts",
-                dir.display(),
-                s.format
-            ));
-        }
-        if !dir.exists() {
-            tracing::warn!(
-                "{} transcripts directory `{}` does not exist yet; starting without it and watching for it",
-                s.format,
-                dir.display()
-            );
-        }
-        let pattern = Glob::new(if a.filters_groups() { pattern } else { "*" });
-        if !out
-            .iter()
-            .any(|r| r.dir == dir && r.adapter.name() == s.format)
-        {
-            out.push(Root {
-                adapter: a,
-                dir,
-                pattern,
-            });
+        for dir in dirs {
+            push_root(&mut out, a, dir, pattern)?;
         }
     }
     Ok(out)
+}
+
+/// `--source auto`: the default locations of every registered agent that exist now (agents
+/// whose transcripts live in each project have none). With none at all, Claude Code's, which
+/// is then watched for.
+fn auto_roots(projects: Option<&Path>) -> Vec<(&'static dyn Adapter, PathBuf)> {
+    let mut found = Vec::new();
+    for &a in ADAPTERS {
+        let dirs = default_dirs(a, projects).unwrap_or_default();
+        found.extend(dirs.into_iter().filter(|d| d.is_dir()).map(|d| (a, d)));
+    }
+    for (a, d) in &found {
+        tracing::info!(
+            "--source auto: indexing {} transcripts under `{}`",
+            a.name(),
+            d.display()
+        );
+    }
+    if found.is_empty() {
+        tracing::warn!("--source auto: no agent's default transcript location exists yet");
+        if let Ok(d) = projects_dir(projects) {
+            found.push((transcript::default_adapter(), d));
+        }
+    }
+    found
+}
+
+/// Adds a root unless the same directory of the same format is already there.
+fn push_root(
+    out: &mut Vec<Root>,
+    a: &'static dyn Adapter,
+    dir: PathBuf,
+    pattern: &str,
+) -> Result<(), String> {
+    let format = a.name();
+    if dir.is_file() {
+        return Err(format!(
+            "`{}` is a file, but the {format} source needs the directory that holds its transcripts",
+            dir.display(),
+        ));
+    }
+    if out
+        .iter()
+        .any(|r| r.dir == dir && r.adapter.name() == format)
+    {
+        return Ok(());
+    }
+    if !dir.exists() {
+        tracing::warn!(
+            "{format} transcripts directory `{}` does not exist yet; starting without it and watching for it",
+            dir.display()
+        );
+    }
+    let pattern = Glob::new(if a.filters_groups() { pattern } else { "*" });
+    out.push(Root {
+        adapter: a,
+        dir,
+        pattern,
+    });
+    Ok(())
 }

@@ -96,6 +96,10 @@ pub struct Catalog {
     groups: Arc<Vec<String>>,
     /// Length of the prefix stripped from every group name.
     group_prefix: usize,
+    /// Conversations stored under `<id>@<suffix>` because another file held `<id>`, by `<id>`:
+    /// the first one still present takes `<id>` back when its holder goes (a transcript moved
+    /// to another directory is added before its old path is seen gone).
+    displaced: Arc<FxHashMap<String, Vec<ConvId>>>,
 }
 
 impl Catalog {
@@ -131,6 +135,12 @@ impl Catalog {
                     .group
                     .clone()
                     .unwrap_or_else(|| conv.conv.to_string());
+                let held = Arc::make_mut(&mut self.displaced)
+                    .entry(conv.id.clone())
+                    .or_default();
+                if !held.contains(&conv.conv) {
+                    held.push(conv.conv);
+                }
                 conv.id = format!("{}@{}", conv.id, suffix);
             }
         }
@@ -148,10 +158,35 @@ impl Catalog {
 
     pub fn remove(&mut self, conv: ConvId) {
         if let Some(old) = self.get(conv).cloned() {
+            Arc::make_mut(&mut self.slots)[conv as usize] = None;
             if self.by_id.get(&old.id) == Some(&conv) {
                 Arc::make_mut(&mut self.by_id).remove(&old.id);
+                self.restore_displaced(&old.id);
             }
-            Arc::make_mut(&mut self.slots)[conv as usize] = None;
+        }
+    }
+
+    /// Gives `id` to the first conversation that was displaced from it and is still present.
+    fn restore_displaced(&mut self, id: &str) {
+        let Some(mut waiting) = Arc::make_mut(&mut self.displaced).remove(id) else {
+            return;
+        };
+        waiting.retain(|&c| {
+            self.get(c)
+                .is_some_and(|x| x.id.strip_prefix(id).is_some_and(|r| r.starts_with('@')))
+        });
+        if waiting.is_empty() {
+            return;
+        }
+        let first = waiting.remove(0);
+        if !waiting.is_empty() {
+            Arc::make_mut(&mut self.displaced).insert(id.to_owned(), waiting);
+        }
+        if let Some(c) = self.get(first).cloned() {
+            Arc::make_mut(&mut self.by_id).remove(&c.id);
+            let mut moved = (*c).clone();
+            moved.id = id.to_owned();
+            self.put(moved);
         }
     }
 

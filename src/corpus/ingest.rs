@@ -6,7 +6,7 @@ use super::fingerprint::{
     FULL_HASH_MAX, RESTORE_FULL_MAX, head_tail, open_regular, prefix_hash, sampled_hash,
     windows_hash,
 };
-use crate::transcript::{ConvState, LineParser, Reader, SourceFile, UnitReader, adapter};
+use crate::transcript::{ConvState, LineParser, Reader, SourceFile, UnitReader, redacted};
 use crate::util::codec::StreamChecksum;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -54,6 +54,8 @@ pub struct FileState {
     stream: StreamChecksum,
     /// Lines that could not be read.
     pub skipped: u64,
+    /// Records of types the reader does not know, per type (sorted by type).
+    pub unknown: Vec<(String, u64)>,
     /// First skipped line's description, for the per-file warning.
     warned: bool,
     history_done: bool,
@@ -70,13 +72,15 @@ pub struct SavedState {
     pub mtime: Option<SystemTime>,
     pub fingerprint: Fingerprint,
     pub skipped: u64,
+    /// Records of unknown types, per type.
+    pub unknown: Vec<(String, u64)>,
     /// Size and mtime of a whole unit's stamp files (empty for line files).
     pub stamp: Vec<Option<(u64, Option<SystemTime>)>>,
 }
 
 impl FileState {
     pub fn new(src: SourceFile) -> Self {
-        let (parser, unit) = match adapter(src.format).map(|a| a.reader(&src)) {
+        let (parser, unit) = match redacted::open(&src) {
             Some(Reader::Lines(p)) => (Some(p), None),
             Some(Reader::Unit(u)) => (None, Some((u, Stamp::new()))),
             None => (None, None),
@@ -91,6 +95,7 @@ impl FileState {
             fingerprint: Fingerprint::default(),
             stream: StreamChecksum::default(),
             skipped: 0,
+            unknown: Vec::new(),
             warned: false,
             history_done: false,
             restored: false,
@@ -109,6 +114,7 @@ impl FileState {
         state.mtime = saved.mtime;
         state.fingerprint = saved.fingerprint;
         state.skipped = saved.skipped;
+        state.unknown = saved.unknown;
         state.history_done = true;
         state.restored = true;
         state
@@ -122,6 +128,7 @@ impl FileState {
             mtime: self.mtime,
             fingerprint: self.fingerprint,
             skipped: self.skipped,
+            unknown: self.unknown.clone(),
             stamp: self
                 .unit
                 .as_ref()
@@ -148,8 +155,7 @@ impl FileState {
         {
             return Ok(false);
         }
-        let Some(Reader::Lines(parser)) = adapter(self.src.format).map(|a| a.reader(&self.src))
-        else {
+        let Some(Reader::Lines(parser)) = redacted::open(&self.src) else {
             return Ok(false);
         };
         let (skipped, warned) = (self.skipped, self.warned);
@@ -276,6 +282,9 @@ impl FileState {
         let before = self.offset;
         self.read_lines(&mut file)?;
         self.finish_history();
+        if let Some(p) = &self.parser {
+            self.unknown = p.unknown_kinds();
+        }
         if self.offset == before {
             return Ok(ReadOutcome::Unchanged);
         }
@@ -318,6 +327,7 @@ impl FileState {
         self.mtime = meta.modified().ok();
         self.offset = meta.len();
         self.skipped = read.skipped;
+        self.unknown = read.unknown;
         if read.skipped > 0 && !self.warned {
             self.warned = true;
             tracing::warn!(path = %self.src.path.display(), skipped = read.skipped, "skipped unreadable records in `{}`", self.src.path.display());

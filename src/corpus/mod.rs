@@ -4,12 +4,14 @@ mod archive;
 mod archive_sync;
 pub mod browse;
 pub mod catalog;
+pub mod digest;
 pub mod dups;
 mod fingerprint;
 pub mod history;
 pub mod ingest;
 mod merge;
 mod persist;
+pub mod project;
 pub mod query;
 mod update;
 pub mod writer;
@@ -20,6 +22,7 @@ use crate::transcript::Adapter;
 use crate::util::glob::Glob;
 use catalog::Catalog;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
 
@@ -47,13 +50,15 @@ impl Root {
     }
 }
 
-/// The persistent index of the corpus made of `roots`, in `dir`.
+/// The persistent index of the corpus made of `roots`, in `dir`. Its key includes the
+/// redaction in force (on/off, rules version and fingerprint): text stored under other rules
+/// is never reused, and its file is replaced by one redacted under the current rules.
 pub fn cache_for(dir: PathBuf, roots: &[Root]) -> crate::cache::Cache {
     let mut key = Vec::new();
     for r in roots {
         r.key_bytes(&mut key);
     }
-    crate::cache::Cache::new(dir, &key)
+    crate::cache::Cache::new(dir, &key).with_content(&crate::redact::key_bytes())
 }
 
 impl std::fmt::Debug for Root {
@@ -73,14 +78,19 @@ impl std::fmt::Debug for Root {
 pub struct SourceHealth {
     pub format: &'static str,
     pub path: PathBuf,
+    /// Whether the directory exists (a missing one is watched for).
+    pub exists: bool,
     pub files: u64,
     pub sessions: u64,
     pub subagents: u64,
     pub turns: u64,
     pub skipped_lines: u64,
+    /// Records of types the format's reader does not know (skipped), per type.
+    pub unknown_records: std::collections::BTreeMap<String, u64>,
     /// Files that were read but yielded no turn.
     pub files_without_turns: u64,
-    /// Set when files were read but none yielded a turn (a format change upstream?).
+    /// Set when the directory does not exist, or when files were read but none yielded a
+    /// turn (a format change upstream?).
     pub warning: Option<String>,
 }
 
@@ -123,6 +133,20 @@ pub struct Snapshot {
     /// The durable store, where turns of conversations whose transcript is gone (or shrank)
     /// are read from.
     pub store: Option<Arc<crate::store::Store>>,
+    /// The project the server works for; fixed at start (the first snapshot's is carried over
+    /// to every published one).
+    pub project: Arc<project::Project>,
+}
+
+/// How far the first full build has got (for a progress bar); totals are set once the files
+/// are found.
+#[derive(Debug, Default)]
+pub struct BuildProgress {
+    pub files_total: AtomicU64,
+    pub bytes_total: AtomicU64,
+    pub files_done: AtomicU64,
+    pub bytes_done: AtomicU64,
+    pub turns_done: AtomicU64,
 }
 
 /// The current snapshot, swapped atomically by the writer; readers never wait for an update
@@ -135,6 +159,8 @@ pub struct Shared {
     cache: Mutex<CacheReport>,
     /// The durable store as this server sees it (read as of now).
     store: Mutex<crate::store::StoreReport>,
+    /// Progress of the first full build.
+    pub progress: BuildProgress,
 }
 
 impl Shared {
@@ -145,6 +171,7 @@ impl Shared {
             complete_cv: Condvar::new(),
             cache: Mutex::new(CacheReport::default()),
             store: Mutex::new(crate::store::StoreReport::default()),
+            progress: BuildProgress::default(),
         })
     }
 
@@ -173,13 +200,12 @@ impl Shared {
         }
     }
 
-    pub fn publish(&self, snap: Snapshot) {
+    pub fn publish(&self, mut snap: Snapshot) {
         let complete = snap.complete;
-        let snap = Arc::new(snap);
-        match self.current.write() {
-            Ok(mut g) => *g = snap,
-            Err(poisoned) => *poisoned.into_inner() = snap,
-        }
+        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        snap.project = Arc::clone(&current.project);
+        *current = Arc::new(snap);
+        drop(current);
         if complete {
             let mut done = self.complete.lock().unwrap_or_else(|p| p.into_inner());
             *done = true;

@@ -106,6 +106,11 @@ impl Writer {
                 e.u64(s.fingerprint.prefix)?;
                 e.u64(s.fingerprint.sampled)?;
                 e.u64(s.skipped)?;
+                e.varint(s.unknown.len() as u64)?;
+                for (kind, n) in &s.unknown {
+                    e.str(kind)?;
+                    e.u64(*n)?;
+                }
                 e.varint(s.stamp.len() as u64)?;
                 for st in &s.stamp {
                     match st {
@@ -229,6 +234,10 @@ fn read_state<R: Read>(d: &mut Decoder<R>) -> io::Result<Restored> {
             sampled: d.u64()?,
         };
         let skipped = d.u64()?;
+        let mut unknown = Vec::new();
+        for _ in 0..d.length()? {
+            unknown.push((d.string()?, d.u64()?));
+        }
         let mut stamp = Vec::new();
         for _ in 0..d.length()? {
             stamp.push(if d.bool()? {
@@ -253,6 +262,7 @@ fn read_state<R: Read>(d: &mut Decoder<R>) -> io::Result<Restored> {
             mtime,
             fingerprint,
             skipped,
+            unknown,
             stamp,
         };
         files.push((FileState::restored(src, saved), convs));

@@ -3,6 +3,7 @@
 //! behind `search_conversations` and the CLI's `search`; browsing lives in `browse`.
 use super::Snapshot;
 use super::catalog::Conversation;
+use super::project::{PROJECT_PRIOR, Scope};
 use crate::index::segment::{FIELD_ASSISTANT, FIELD_USER};
 use crate::index::{self, Bm25, Hit, Tokenizer, facts, snippet};
 use crate::util::hash::FxHashSet;
@@ -50,6 +51,8 @@ pub struct SearchRequest {
     /// Only turns whose tool calls touched a path containing this (case-insensitive).
     pub file: Option<String>,
     pub sort: SortOrder,
+    /// Only this project's conversations, or all (where this project's turns get the prior).
+    pub scope: Scope,
 }
 
 /// One search hit.
@@ -65,6 +68,8 @@ pub struct SearchHit {
     pub matched_terms: Vec<String>,
     /// True when the terms occur only in tool names, file paths or commands.
     pub tools_only: bool,
+    /// The conversation belongs to the server's project.
+    pub this_project: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -103,6 +108,7 @@ impl Snapshot {
             && req.source.is_none()
             && req.git_branch.is_none()
             && only.is_none()
+            && req.scope == Scope::All
         {
             return None;
         }
@@ -118,6 +124,7 @@ impl Snapshot {
         ];
         for c in self.catalog.iter() {
             ok[c.conv as usize] = only.is_none_or(|o| o == Some(c.conv))
+                && self.project.in_scope(req.scope, c)
                 && project
                     .as_deref()
                     .is_none_or(|p| self.catalog.project_matches(c, p))
@@ -149,6 +156,148 @@ impl Snapshot {
                 .as_ref()
                 .is_none_or(|ok| ok.get(c as usize).copied().unwrap_or(false))
         };
+        let eval = match self.prior_split(req, conv_ok.as_deref()) {
+            Some((inside, outside)) => self.merge_prior(
+                self.evaluate(req, &plan, Some(&inside)),
+                self.evaluate(req, &plan, Some(&outside)),
+                req,
+            ),
+            None => self.evaluate(req, &plan, conv_ok.as_deref()),
+        };
+        let no_filters = conv_ok.is_none()
+            && req.since.is_none()
+            && req.until.is_none()
+            && req.role.is_none()
+            && req.tool.is_none()
+            && req.file.is_none();
+        let (mut total, mut total_exact, top) = (eval.total, eval.exact, eval.hits);
+        // a single plain keyword without filters matches exactly its live documents
+        if !total_exact
+            && no_filters
+            && self.dup_multi.is_empty()
+            && plan.terms.len() == 1
+            && plan.prefixes.is_empty()
+            && plan.excluded.is_empty()
+            && plan.phrases.is_empty()
+            && plan.excluded_phrases.is_empty()
+        {
+            total = self.index.df(&plan.terms[0].text) as usize;
+            total_exact = true;
+        }
+        let hits = top
+            .into_iter()
+            .skip(req.offset)
+            .filter_map(|h| self.hit(&h, &plan, &conv_passes))
+            .collect();
+        SearchOutcome {
+            total,
+            total_exact,
+            hits,
+            searchable: true,
+        }
+    }
+
+    /// A ranked hit as a search result: its earliest copy, with a snippet.
+    fn hit(
+        &self,
+        h: &Hit,
+        plan: &index::Plan,
+        conv_passes: &dyn Fn(u32) -> bool,
+    ) -> Option<SearchHit> {
+        let (seg, doc) = self.earliest_copy(h.seg, h.doc, conv_passes);
+        let segment = &self.index.segs[seg].seg;
+        let meta = segment.doc(doc);
+        let conv = Arc::clone(self.catalog.get(meta.conv)?);
+        let text = segment.text(doc);
+        let snippet = snippet::centred(
+            &prose(text.user, text.assistant),
+            text.tools,
+            plan,
+            SNIPPET_CHARS,
+        );
+        Some(SearchHit {
+            project: self.project_of(&conv),
+            this_project: self.project.contains(&conv),
+            conv,
+            turn: meta.turn,
+            score: index::scoring::quantize(h.score) as f64 / 10_000.0,
+            timestamp: (meta.timestamp != i64::MIN).then_some(meta.timestamp),
+            snippet: snippet.text,
+            matched_terms: plan.matched_labels(h.groups),
+            tools_only: snippet.tools_only,
+        })
+    }
+
+    /// With the prior in effect (relevance order over every project, a known project holding
+    /// some but not all of the conversations that pass the filters): the filter split into this
+    /// project's conversations and the others'.
+    fn prior_split(
+        &self,
+        req: &SearchRequest,
+        conv_ok: Option<&[bool]>,
+    ) -> Option<(Vec<bool>, Vec<bool>)> {
+        if !self.project.prior || req.scope != Scope::All || req.sort != SortOrder::Relevance {
+            return None;
+        }
+        let len = self.catalog.iter().map(|c| c.conv as usize + 1).max()?;
+        let (mut inside, mut outside) = (vec![false; len], vec![false; len]);
+        for c in self.catalog.iter() {
+            let i = c.conv as usize;
+            if conv_ok.is_some_and(|ok| !ok.get(i).copied().unwrap_or(false)) {
+                continue;
+            }
+            if self.project.contains(c) {
+                inside[i] = true;
+            } else {
+                outside[i] = true;
+            }
+        }
+        (inside.contains(&true) && outside.contains(&true)).then_some((inside, outside))
+    }
+
+    /// The best hits of both sides of a [`Self::prior_split`], this project's scores
+    /// multiplied by [`PROJECT_PRIOR`]: exactly the best of all documents under the prior.
+    fn merge_prior(
+        &self,
+        inside: index::Evaluation,
+        outside: index::Evaluation,
+        req: &SearchRequest,
+    ) -> index::Evaluation {
+        let boosted = inside.hits.into_iter().map(|mut h| {
+            h.score *= PROJECT_PRIOR;
+            h.rounded = index::scoring::quantize(h.score);
+            h
+        });
+        let mut hits: Vec<Hit> = boosted.chain(outside.hits).collect();
+        let key = |h: &Hit| {
+            let meta = self.index.segs[h.seg].seg.doc(h.doc);
+            let id = self.catalog.get(meta.conv).map_or("", |c| c.id.as_str());
+            (id, meta.turn)
+        };
+        hits.sort_by(|a, b| index::scoring::by_score(a, b, |a, b| key(a).cmp(&key(b))));
+        let mut seen: FxHashSet<u64> = FxHashSet::default();
+        hits.retain(|h| {
+            let k = self.index.segs[h.seg].seg.key_of(h.doc);
+            k == 0 || !self.dup_multi.contains(&k) || seen.insert(k)
+        });
+        hits.truncate(req.offset + req.limit);
+        index::Evaluation {
+            total: inside.total + outside.total,
+            exact: inside.exact && outside.exact && self.dup_multi.is_empty(),
+            hits,
+        }
+    }
+
+    /// The best `offset + limit` matches of `plan` among documents passing the filters, with
+    /// `conv_ok` as the per-conversation verdict.
+    fn evaluate(
+        &self,
+        req: &SearchRequest,
+        plan: &index::Plan,
+        conv_ok: Option<&[bool]>,
+    ) -> index::Evaluation {
+        let conv_passes =
+            |c: u32| conv_ok.is_none_or(|ok| ok.get(c as usize).copied().unwrap_or(false));
         let tool = req.tool.as_ref().map(|t| t.to_lowercase());
         let file = req.file.as_ref().map(|f| f.to_lowercase());
         let role_bit = req.role.map(|r| match r {
@@ -221,7 +370,7 @@ impl Snapshot {
             index::evaluate(
                 &self.index,
                 scan,
-                &plan,
+                plan,
                 &params,
                 accept,
                 surely,
@@ -234,84 +383,36 @@ impl Snapshot {
         // a broad query on a large index runs on two threads, each over half the segments
         // (a single term is pruned well enough on one thread)
         let work: u64 = plan.terms.iter().map(|t| self.index.df(&t.text)).sum();
-        let eval =
-            if work >= PARALLEL_POSTINGS && plan.labels.len() >= 2 && self.index.segs.len() >= 2 {
-                let [a, b] = index::topk::halves(&self.index);
-                let (ea, eb) = std::thread::scope(|s| {
-                    let other = s.spawn(|| run(&b, Some(&shared)));
-                    let mine = run(&a, Some(&shared));
-                    (mine, other.join())
-                });
-                match eb {
-                    Ok(eb) => {
-                        let mut hits: Vec<Hit> = ea.hits.into_iter().chain(eb.hits).collect();
-                        hits.sort_by(rank);
-                        let mut seen: FxHashSet<u64> = FxHashSet::default();
-                        hits.retain(|h| {
-                            let k = self.index.segs[h.seg].seg.key_of(h.doc);
-                            !collapsible(k) || seen.insert(k)
-                        });
-                        hits.truncate(want);
-                        // copies split across the halves may be counted twice
-                        let exact = ea.exact && eb.exact && self.dup_multi.is_empty();
-                        index::Evaluation {
-                            total: ea.total + eb.total,
-                            exact,
-                            hits,
-                        }
+        if work >= PARALLEL_POSTINGS && plan.labels.len() >= 2 && self.index.segs.len() >= 2 {
+            let [a, b] = index::topk::halves(&self.index);
+            let (ea, eb) = std::thread::scope(|s| {
+                let other = s.spawn(|| run(&b, Some(&shared)));
+                let mine = run(&a, Some(&shared));
+                (mine, other.join())
+            });
+            match eb {
+                Ok(eb) => {
+                    let mut hits: Vec<Hit> = ea.hits.into_iter().chain(eb.hits).collect();
+                    hits.sort_by(rank);
+                    let mut seen: FxHashSet<u64> = FxHashSet::default();
+                    hits.retain(|h| {
+                        let k = self.index.segs[h.seg].seg.key_of(h.doc);
+                        !collapsible(k) || seen.insert(k)
+                    });
+                    hits.truncate(want);
+                    // copies split across the halves may be counted twice
+                    let exact = ea.exact && eb.exact && self.dup_multi.is_empty();
+                    index::Evaluation {
+                        total: ea.total + eb.total,
+                        exact,
+                        hits,
                     }
-                    Err(_) => ea,
                 }
-            } else {
-                let all: Vec<usize> = (0..self.index.segs.len()).collect();
-                run(&all, None)
-            };
-        let (mut total, mut total_exact, top) = (eval.total, eval.exact, eval.hits);
-        // a single plain keyword without filters matches exactly its live documents
-        if !total_exact
-            && no_filters
-            && self.dup_multi.is_empty()
-            && plan.terms.len() == 1
-            && plan.prefixes.is_empty()
-            && plan.excluded.is_empty()
-            && plan.phrases.is_empty()
-            && plan.excluded_phrases.is_empty()
-        {
-            total = self.index.df(&plan.terms[0].text) as usize;
-            total_exact = true;
-        }
-        let hits = top
-            .into_iter()
-            .skip(req.offset)
-            .filter_map(|h| {
-                let (seg, doc) = self.earliest_copy(h.seg, h.doc, &conv_passes);
-                let segment = &self.index.segs[seg].seg;
-                let meta = segment.doc(doc);
-                let conv = Arc::clone(self.catalog.get(meta.conv)?);
-                let text = segment.text(doc);
-                let snippet = snippet::centred(
-                    &prose(text.user, text.assistant),
-                    text.tools,
-                    &plan,
-                    SNIPPET_CHARS,
-                );
-                Some(SearchHit {
-                    project: self.project_of(&conv),
-                    conv,
-                    turn: meta.turn,
-                    score: index::scoring::quantize(h.score) as f64 / 10_000.0,
-                    timestamp: (meta.timestamp != i64::MIN).then_some(meta.timestamp),
-                    snippet: snippet.text,
-                    matched_terms: plan.matched_labels(h.groups),
-                    tools_only: snippet.tools_only,
-                })
-            })
-            .collect();
-        SearchOutcome {
-            total,
-            total_exact,
-            hits,
-            searchable: true,
+                Err(_) => ea,
+            }
+        } else {
+            let all: Vec<usize> = (0..self.index.segs.len()).collect();
+            run(&all, None)
         }
     }
 

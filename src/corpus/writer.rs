@@ -10,7 +10,7 @@ use crate::store::TurnRecord;
 use crate::transcript::{ConvState, FileOp, Role, SourceFile, ToolKind, Turn};
 use crate::util::hash::FxHashMap;
 use crate::util::time::now_ms;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -188,6 +188,17 @@ impl Writer {
     pub fn initial_build(&mut self) {
         let started = Instant::now();
         let files = self.discover();
+        let sizes: Vec<u64> = files
+            .iter()
+            .map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len()))
+            .collect();
+        let progress = &self.shared.progress;
+        progress
+            .files_total
+            .store(files.len() as u64, Ordering::Relaxed);
+        progress
+            .bytes_total
+            .store(sizes.iter().sum(), Ordering::Relaxed);
         let threads = std::thread::available_parallelism()
             .map_or(2, |n| n.get())
             .clamp(1, 8);
@@ -244,12 +255,17 @@ impl Writer {
                                 for t in &turns {
                                     batch.add(id, t);
                                 }
+                                progress
+                                    .turns_done
+                                    .fetch_add(turns.len() as u64, Ordering::Relaxed);
                                 if encode {
                                     records.push(turns.iter().map(TurnRecord::of).collect());
                                 }
                                 updates.push(update);
                             }
                             read.push((state, updates, ids, records));
+                            progress.files_done.fetch_add(1, Ordering::Relaxed);
+                            progress.bytes_done.fetch_add(sizes[i], Ordering::Relaxed);
                             if batch.builder.text_bytes() >= SEGMENT_TEXT_BYTES {
                                 segments.push(finish(std::mem::take(&mut batch)));
                             }
@@ -425,6 +441,7 @@ impl Writer {
             .map(|r| SourceHealth {
                 format: r.adapter.name(),
                 path: r.dir.clone(),
+                exists: r.dir.is_dir(),
                 ..SourceHealth::default()
             })
             .collect();
@@ -443,7 +460,7 @@ impl Writer {
                     && (b.len() == root.len() || b[root.len()] == b'/' || root.ends_with(b"/"))
             })
         };
-        let mut rows: Vec<(usize, u64, u64)> = Vec::new();
+        let mut rows: Vec<(usize, u64, &FileEntry)> = Vec::new();
         for entry in self.files.values() {
             let Some(i) = index_of(&entry.src.path, entry.src.format) else {
                 continue;
@@ -454,7 +471,7 @@ impl Writer {
                 .filter_map(|&(_, c)| self.catalog.get(c))
                 .map(|c| u64::from(c.turn_count))
                 .sum();
-            rows.push((i, turns, entry.state.skipped));
+            rows.push((i, turns, entry));
         }
         for conv in self.catalog.iter() {
             if let Some(i) = index_of(&conv.file.path, conv.file.format) {
@@ -465,17 +482,45 @@ impl Writer {
                 }
             }
         }
-        for (i, turns, skipped) in rows {
+        // files that yield no turn although they hold record types we do not know: drift
+        let mut drifted: Vec<(u64, BTreeSet<&str>)> = vec![(0, BTreeSet::new()); out.len()];
+        for (i, turns, entry) in rows {
             let h = &mut out[i];
             h.files += 1;
             h.turns += turns;
-            h.skipped_lines += skipped;
+            h.skipped_lines += entry.state.skipped;
+            for (kind, n) in &entry.state.unknown {
+                *h.unknown_records.entry(kind.clone()).or_default() += n;
+            }
             if turns == 0 {
                 h.files_without_turns += 1;
+                if !entry.state.unknown.is_empty() {
+                    drifted[i].0 += 1;
+                    drifted[i]
+                        .1
+                        .extend(entry.state.unknown.iter().map(|(k, _)| k.as_str()));
+                }
+            }
+        }
+        for (h, (files, kinds)) in out.iter_mut().zip(drifted) {
+            if files > 0 {
+                let kinds: Vec<&str> = kinds.into_iter().take(8).collect();
+                h.warning = Some(format!(
+                    "{files} {} file(s) under `{}` yielded no turns and hold record types this version does not read ({}): the transcript format may have changed upstream; please report it",
+                    h.format,
+                    h.path.display(),
+                    kinds.join(", ")
+                ));
             }
         }
         for h in &mut out {
-            if h.files > 0 && h.turns == 0 {
+            if !h.exists {
+                h.warning = Some(format!(
+                    "{} transcripts directory `{}` does not exist (yet); it is watched for",
+                    h.format,
+                    h.path.display()
+                ));
+            } else if h.files > 0 && h.turns == 0 && h.warning.is_none() {
                 h.warning = Some(format!(
                     "{} {} file(s) under `{}` were read but yielded no turns: the transcript format may have changed upstream; please report it",
                     h.files,
@@ -504,6 +549,8 @@ impl Writer {
             roots: Arc::clone(&self.roots),
             dup_multi: self.dups.multi(),
             store: self.archive.as_ref().map(|a| Arc::clone(&a.store)),
+            // fixed at start: `Shared::publish` carries the current one over
+            project: Default::default(),
         });
     }
 }

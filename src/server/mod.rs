@@ -128,7 +128,8 @@ impl ConversationServer {
             + Self::read_turn_router()
             + Self::read_conversation_router()
             + Self::status_router()
-            + Self::file_history_router();
+            + Self::file_history_router()
+            + Self::recent_context_router();
         Self {
             shared,
             live,

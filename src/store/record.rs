@@ -2,7 +2,9 @@
 //! exactly what the tools return (prompt, reply, tool calls as `read_turn` renders them,
 //! timestamp; a conversation's source, project inputs, titles, parent links) and nothing more —
 //! never tool results or thinking, which the transcript layer never hands out anyway.
-use crate::transcript::{ConvMeta, Role, SourceFile, SummaryRecord, ToolCall, ToolKind, Turn};
+use crate::transcript::{
+    Attachment, ConvMeta, Role, SourceFile, SummaryRecord, ToolCall, ToolKind, Turn,
+};
 use crate::util::codec::{Decoder, Encoder, corrupt};
 use crate::util::hash::Fnv64;
 use std::io::{self, Read, Write};
@@ -143,7 +145,12 @@ impl TurnRecord {
             e.str(&turn.user_text)?;
             e.str(&turn.assistant_text)?;
             e.varint(turn.tools.len() as u64)?;
-            turn.tools.iter().try_for_each(|t| put_tool(&mut e, t))
+            turn.tools.iter().try_for_each(|t| put_tool(&mut e, t))?;
+            e.varint(turn.attachments.len() as u64)?;
+            turn.attachments.iter().try_for_each(|a| {
+                e.str(&a.kind)?;
+                e.opt_str(a.media_type.as_deref())
+            })
         })();
         debug_assert!(written.is_ok(), "writing to a Vec cannot fail");
         let payload = e.into_inner();
@@ -169,6 +176,13 @@ impl TurnRecord {
         for _ in 0..d.length()? {
             tools.push(get_tool(&mut d)?);
         }
+        let mut attachments = Vec::new();
+        for _ in 0..d.length()? {
+            attachments.push(Attachment {
+                kind: d.string()?,
+                media_type: d.opt_string()?,
+            });
+        }
         Ok(Turn {
             number: self.number,
             start_offset: 0,
@@ -176,6 +190,7 @@ impl TurnRecord {
             user_text,
             assistant_text,
             tools,
+            attachments,
             dup_key: self.dup_key,
         })
     }
@@ -299,6 +314,10 @@ pub fn put_meta<W: Write>(e: &mut Encoder<W>, m: &ConvMeta) -> io::Result<()> {
     e.opt_i64(m.first_ts)?;
     e.opt_i64(m.last_ts)?;
     e.opt_i64(m.created_ts)?;
+    e.varint(m.cwds.len() as u64)?;
+    for c in &m.cwds {
+        e.str(c)?;
+    }
     e.varint(m.summaries.len() as u64)?;
     for s in &m.summaries {
         e.str(&s.text)?;
@@ -326,6 +345,9 @@ pub fn get_meta<R: Read>(d: &mut Decoder<R>) -> io::Result<ConvMeta> {
     m.first_ts = d.opt_i64()?;
     m.last_ts = d.opt_i64()?;
     m.created_ts = d.opt_i64()?;
+    for _ in 0..d.length()? {
+        m.cwds.push(d.string()?);
+    }
     for _ in 0..d.length()? {
         m.summaries.push(SummaryRecord {
             text: d.string()?,
@@ -364,6 +386,10 @@ mod tests {
                     ..ToolCall::default()
                 },
             ],
+            attachments: vec![Attachment {
+                kind: "image".into(),
+                media_type: Some("image/png".into()),
+            }],
             dup_key: Some(42),
         }
     }
@@ -379,6 +405,7 @@ mod tests {
         assert_eq!(back.tools[0].id, None);
         assert_eq!(back.tools[1].chars, Some(120));
         assert_eq!(back.dup_key, Some(42));
+        assert_eq!(back.attachments, turn().attachments);
         assert_eq!(
             TurnRecord::of(&turn()).hash,
             r.hash,

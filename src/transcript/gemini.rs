@@ -467,6 +467,7 @@ impl UnitReader for GeminiReader {
             changed: if changed { vec![state] } else { Vec::new() },
             present: vec![id],
             skipped: chat.skipped,
+            ..UnitRead::default()
         })
     }
 }

@@ -182,6 +182,59 @@ impl<'de> Deserialize<'de> for LNum {
     }
 }
 
+/// A timestamp as agents write it, read as epoch milliseconds: RFC 3339 text, or an epoch
+/// number (or numeric string) in seconds, milliseconds or microseconds, told apart by magnitude.
+/// Anything else is `None`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LTime(pub Option<i64>);
+
+struct LTimeVisitor;
+
+impl<'de> Visitor<'de> for LTimeVisitor {
+    type Value = LTime;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_str<E>(self, v: &str) -> Result<LTime, E> {
+        Ok(LTime(crate::util::time::parse_any(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<LTime, E> {
+        Ok(LTime(crate::util::time::from_epoch_number(v as f64)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<LTime, E> {
+        Ok(LTime(crate::util::time::from_epoch_number(v as f64)))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<LTime, E> {
+        Ok(LTime(crate::util::time::from_epoch_number(v)))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<LTime, E> {
+        Ok(LTime(None))
+    }
+    fn visit_unit<E>(self) -> Result<LTime, E> {
+        Ok(LTime(None))
+    }
+    fn visit_none<E>(self) -> Result<LTime, E> {
+        Ok(LTime(None))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<LTime, D::Error> {
+        d.deserialize_any(LTimeVisitor)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LTime, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(LTime(None))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LTime, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(LTime(None))
+    }
+}
+
+impl<'de> Deserialize<'de> for LTime {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(LTimeVisitor)
+    }
+}
+
 /// What kind of JSON value a raw value holds, judged by its first byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {

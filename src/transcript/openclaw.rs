@@ -204,8 +204,8 @@ impl OpenClawParser {
         if self.header_id.is_none() {
             self.header_id = e.id.non_empty().map(str::to_owned);
         }
-        if self.meta.cwd.is_none() {
-            self.meta.cwd = e.cwd.non_empty().map(str::to_owned);
+        if let Some(cwd) = e.cwd.non_empty() {
+            self.meta.note_cwd(cwd);
         }
         if let (None, Some(parent)) = (&self.meta.parent_id, e.parent_session.non_empty()) {
             self.meta.parent_id = parent_id(Path::new(parent));

@@ -98,6 +98,26 @@ pub fn parse_iso(s: &str) -> Option<i64> {
     }
 }
 
+/// Epoch milliseconds from an epoch number in whatever unit an agent wrote it, told apart by
+/// magnitude: seconds (possibly fractional), milliseconds, microseconds or nanoseconds.
+pub fn from_epoch_number(v: f64) -> Option<i64> {
+    if !v.is_finite() || v <= 0.0 {
+        return None;
+    }
+    let ms = match v {
+        v if v < 1e11 => v * 1e3,
+        v if v < 1e14 => v,
+        v if v < 1e17 => v / 1e3,
+        v => v / 1e6,
+    };
+    Some(ms.round() as i64)
+}
+
+/// Epoch milliseconds from text: ISO-8601 / RFC 3339, or a decimal epoch number.
+pub fn parse_any(s: &str) -> Option<i64> {
+    parse_iso(s).or_else(|| s.trim().parse::<f64>().ok().and_then(from_epoch_number))
+}
+
 /// Formats epoch milliseconds as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
 pub fn format_iso(ms: i64) -> String {
     let days = ms.div_euclid(86_400_000);
@@ -107,6 +127,25 @@ pub fn format_iso(ms: i64) -> String {
     let (min, rem) = (rem / 60_000, rem % 60_000);
     let (s, millis) = (rem / 1000, rem % 1000);
     format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{millis:03}Z")
+}
+
+/// An epoch timestamp in seconds, milliseconds, microseconds or nanoseconds (told apart by
+/// magnitude: any of them for a date between 1973 and 5138) as epoch milliseconds.
+pub fn epoch_ms(v: i64) -> Option<i64> {
+    match v {
+        ..=0 => None,
+        1..100_000_000_000 => v.checked_mul(1000),
+        100_000_000_000..100_000_000_000_000 => Some(v),
+        100_000_000_000_000..100_000_000_000_000_000 => Some(v / 1000),
+        _ => Some(v / 1_000_000),
+    }
+}
+
+/// A timestamp as a number in any epoch unit or as an ISO-8601 string, in epoch milliseconds.
+pub fn any_ms(number: Option<i64>, text: Option<&str>) -> Option<i64> {
+    number
+        .and_then(epoch_ms)
+        .or_else(|| text.and_then(parse_iso))
 }
 
 /// Current wall-clock time in epoch milliseconds.
@@ -135,6 +174,28 @@ pub fn parse_relative(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn epoch_units() {
+        let ms = 1_782_259_200_000;
+        assert_eq!(epoch_ms(1_782_259_200), Some(ms));
+        assert_eq!(epoch_ms(ms), Some(ms));
+        assert_eq!(epoch_ms(ms * 1000), Some(ms));
+        assert_eq!(epoch_ms(ms * 1_000_000), Some(ms));
+        assert_eq!(epoch_ms(0), None);
+        assert_eq!(any_ms(None, Some("2026-06-24 00:00:00")), Some(ms));
+    }
+
+    #[test]
+    fn epoch_numbers_in_any_unit() {
+        let ms = 1_773_128_640_587;
+        assert_eq!(from_epoch_number(1_773_128_640.587_468_1), Some(ms));
+        assert_eq!(from_epoch_number(ms as f64), Some(ms));
+        assert_eq!(from_epoch_number(ms as f64 * 1e3), Some(ms));
+        assert_eq!(from_epoch_number(-1.0), None);
+        assert_eq!(parse_any("1773128640.5874681"), Some(ms));
+        assert_eq!(parse_any("2026-03-10T07:44:00.587Z"), Some(ms));
+    }
 
     #[test]
     fn round_trips_claude_timestamps() {

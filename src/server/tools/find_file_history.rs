@@ -1,6 +1,6 @@
 //! `find_file_history`: the turns that read or changed a file, newest first.
 use super::budget::{self, json_len};
-use super::{check_limit, check_offset, check_time, iso};
+use super::{check_limit, check_offset, check_scope, check_time, iso};
 use crate::corpus::Snapshot;
 use crate::index::facts;
 use crate::server::{ConversationServer, ToolError, input_schema, output_schema};
@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 pub const DESCRIPTION: &str = "Find the past turns that read, edited or wrote a file: give a path or \
 any part of it (`src/index/mod.rs`, `mod.rs`, `index/`; case-insensitive substring). Newest \
-first, with the operation, session, project, time and turn number; read the turn with read_turn.";
+first, with the operation, session, project (this_project: the server's own), time and turn \
+number; scope=project keeps the server's project only; read the turn with read_turn.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -28,6 +29,10 @@ pub struct FileHistoryParams {
     /// Only turns at or after this time: ISO date/datetime or an age like 7d, 12h.
     #[serde(default)]
     pub since: Option<String>,
+    /// `project`: only this project's conversations (its directory, below it, or another
+    /// worktree of its git repository); `all` (default): every project.
+    #[serde(default)]
+    pub scope: Option<String>,
     /// Most characters of JSON to return (500-60000, default 6000).
     #[serde(default)]
     pub max_chars: Option<i64>,
@@ -45,6 +50,8 @@ pub struct FileTouchOut {
     pub session_id: String,
     pub source: String,
     pub project: String,
+    /// True when the conversation belongs to the server's project.
+    pub this_project: bool,
     pub timestamp: Option<String>,
     pub turn_number: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -76,7 +83,8 @@ pub fn run(snap: &Snapshot, p: FileHistoryParams) -> Result<FileHistoryResponse,
     let offset = check_offset(p.offset)?;
     let since = check_time("since", p.since.as_deref(), false)?;
     let max_chars = budget::check_max_chars(p.max_chars, budget::SEARCH_DEFAULT)?;
-    let (total, rows) = snap.file_history(needle, since, offset, limit);
+    let scope = check_scope(p.scope.as_deref())?;
+    let (total, rows) = snap.file_history(needle, since, scope, offset, limit);
     let mut resp = FileHistoryResponse {
         path: budget::clip(needle, budget::ECHO_CHARS),
         results: Vec::new(),
@@ -98,6 +106,7 @@ pub fn run(snap: &Snapshot, p: FileHistoryParams) -> Result<FileHistoryResponse,
         session_id: t.conv.id.clone(),
         source: t.conv.source().to_owned(),
         project: t.project,
+        this_project: t.this_project,
         timestamp: iso(t.timestamp),
         turn_number: t.turn,
         parent_session_id: t.conv.parent.clone(),

@@ -10,12 +10,13 @@ use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::schemars::JsonSchema;
 use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 pub const DESCRIPTION: &str = "Report what the search index holds: projects, sessions, \
-sub-agents, turns, files and bytes indexed, unreadable lines skipped, the update generation and \
-time, and where transcripts are read from. Use it when a search finds nothing.";
+sub-agents, turns, files and bytes indexed, unreadable lines skipped, records of unknown types per \
+source, the update generation and time, and where transcripts are read from. Use it when a search finds nothing.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -65,14 +66,20 @@ impl From<CacheReport> for CacheOut {
 pub struct SourceOut {
     pub source: String,
     pub path: String,
+    /// False while the directory does not exist (it is watched for).
+    pub exists: bool,
     pub files: u64,
     pub sessions: u64,
     pub subagents: u64,
     pub turns: u64,
     pub skipped_lines: u64,
+    /// Records skipped because their type is unknown to this version, per type.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown_records: BTreeMap<String, u64>,
     /// Files read that yielded no turn.
     pub files_without_turns: u64,
-    /// Set when this source's files parse but yield no turns at all.
+    /// Set when the directory does not exist, or when this source's files parse but yield no
+    /// turns at all.
     pub warning: Option<String>,
 }
 
@@ -125,7 +132,7 @@ pub struct StatusOut {
     /// for it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<super::store_out::StoreOut>,
-    /// Warnings of sources whose files yield no turns.
+    /// Warnings of sources that are missing or whose files yield no turns.
     pub warnings: Vec<String>,
     /// True when detail was left out to stay within max_chars.
     pub truncated: bool,
@@ -218,11 +225,13 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
             .map(|h| SourceOut {
                 source: h.format.to_owned(),
                 path: h.path.display().to_string(),
+                exists: h.exists,
                 files: h.files,
                 sessions: h.sessions,
                 subagents: h.subagents,
                 turns: h.turns,
                 skipped_lines: h.skipped_lines,
+                unknown_records: h.unknown_records.clone(),
                 files_without_turns: h.files_without_turns,
                 warning: h.warning.clone(),
             })

@@ -1,6 +1,6 @@
 //! `list_conversations`: main sessions, most recently active first.
 use super::budget::{self, json_len};
-use super::{check_limit, check_offset, check_source, check_time, iso};
+use super::{check_limit, check_offset, check_scope, check_source, check_time, iso};
 use crate::corpus::Snapshot;
 use crate::corpus::browse::ListRange;
 use crate::server::{ConversationServer, ToolError, input_schema, output_schema};
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 pub const DESCRIPTION: &str = "List past sessions (main sessions only; sub-agent transcripts are \
 counted in subagent_count), most recently active first, with summary, project, time span, turn \
-count, cwd and git branch. Filter by project (substring of the project name, directory or cwd), source (agent) and since/until (ISO date/datetime or an age like 7d); page with offset. Output is bounded by max_chars.";
+count, cwd and git branch. Filter by project (substring of the project name, directory or cwd), source (agent), scope (project: only the server's project, its subfolders and other worktrees of its repository; all: default) and since/until (ISO date/datetime or an age like 7d); page with offset. Output is bounded by max_chars.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -20,7 +20,8 @@ pub struct ListParams {
     /// Only projects whose name, directory or cwd contains this (case-insensitive).
     #[serde(default)]
     pub project: Option<String>,
-    /// Only sessions of this agent: claude, openclaw, codex, gemini or opencode.
+    /// Only sessions of this agent, named as in the results' `source` (index_status lists the
+    /// sources indexed).
     #[serde(default)]
     pub source: Option<String>,
     /// Maximum number of sessions (1-100, default 50).
@@ -35,6 +36,10 @@ pub struct ListParams {
     /// Only sessions that started before this time (a date includes that whole day).
     #[serde(default)]
     pub until: Option<String>,
+    /// `project`: only this project's conversations (its directory, below it, or another
+    /// worktree of its git repository); `all` (default): every project.
+    #[serde(default)]
+    pub scope: Option<String>,
     /// Most characters of JSON to return (500-60000, default 20000).
     #[serde(default)]
     pub max_chars: Option<i64>,
@@ -47,6 +52,8 @@ pub struct ListedConversation {
     /// Which agent wrote the transcript (claude, codex, ...).
     pub source: String,
     pub project: String,
+    /// True when the conversation belongs to the server's project.
+    pub this_project: bool,
     pub summary: String,
     pub slug: Option<String>,
     pub first_timestamp: Option<String>,
@@ -91,6 +98,7 @@ pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
         source: source.as_deref(),
         since: check_time("since", p.since.as_deref(), false)?,
         until: check_time("until", p.until.as_deref(), true)?,
+        scope: check_scope(p.scope.as_deref())?,
     };
     let (total, rows) = snap.list(&range, offset, limit);
     let mut resp = ListResponse {
@@ -108,6 +116,7 @@ pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
             session_id: r.conv.id.clone(),
             source: r.conv.source().to_owned(),
             project: r.project,
+            this_project: r.this_project,
             summary: r.conv.meta.summary(),
             slug: r.conv.meta.slug.clone(),
             first_timestamp: iso(r.conv.meta.first_ts),

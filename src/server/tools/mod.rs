@@ -7,6 +7,7 @@ pub mod index_status;
 pub mod list;
 pub mod read_conversation;
 pub mod read_turn;
+pub mod recent_context;
 pub mod search;
 pub mod store_out;
 
@@ -51,6 +52,19 @@ pub fn check_source(source: Option<&str>) -> Result<Option<String>, ToolError> {
         Some(s) => Err(ToolError::new(format!(
             "Unknown source `{s}`: use one of {}.",
             crate::transcript::format_names()
+        ))),
+    }
+}
+
+/// Validates a `scope` argument: `project` (this project's conversations only) or `all`
+/// (the default).
+pub fn check_scope(scope: Option<&str>) -> Result<crate::corpus::project::Scope, ToolError> {
+    use crate::corpus::project::Scope;
+    match scope.map(|s| s.trim().to_lowercase()).as_deref() {
+        None | Some("") | Some("all") => Ok(Scope::All),
+        Some("project") => Ok(Scope::Project),
+        Some(other) => Err(ToolError::new(format!(
+            "`scope` must be `project` or `all` (got `{other}`)."
         ))),
     }
 }

@@ -102,6 +102,16 @@ impl ToolUsed {
     }
 }
 
+/// A non-text part of the prompt (image, document, file): counted, its content never shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct AttachmentOut {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct TurnOut {
@@ -111,6 +121,9 @@ pub struct TurnOut {
     pub user_text: String,
     pub assistant_text: String,
     pub tools_used: Vec<ToolUsed>,
+    /// Images and documents sent with the prompt (type and media type only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<AttachmentOut>,
     /// True when text or tools were left out to stay within max_chars.
     pub truncated: bool,
     /// Characters of prompt plus reply in the whole turn.
@@ -159,6 +172,12 @@ impl TurnOut {
             user_text: String::new(),
             assistant_text: String::new(),
             tools_used: tools,
+            attachments: (turn.attachments.iter())
+                .map(|a| AttachmentOut {
+                    kind: a.kind.clone(),
+                    media_type: a.media_type.clone(),
+                })
+                .collect(),
             truncated: note.is_some(),
             total_chars: 0,
             next_offset: None,

@@ -1,7 +1,7 @@
 //! `search_conversations`: BM25 search over every indexed turn, with query operators, filters,
 //! paging, match-centred snippets and an output budget.
 use super::budget::{self, json_len};
-use super::{check_limit, check_offset, check_source, check_time, iso};
+use super::{check_limit, check_offset, check_scope, check_source, check_time, iso};
 use crate::corpus::Snapshot;
 use crate::corpus::query::{MatchRole, SearchRequest, SortOrder};
 use crate::server::{ConversationServer, ToolError, input_schema, output_schema};
@@ -20,7 +20,8 @@ so). Identifiers match whole and by their parts (snake_case, CamelCase, paths, f
 case-insensitive. Filters: since/until (2026-05-01, 2026-05-01T10:00:00Z, or 7d/12h/30m ago), \
 git_branch, role (user|assistant: where the match must be), tool (turns that used it), file \
 (turns whose tool calls touched a path containing it), source (agent), project, session_id. \
-sort=relevance|recent; page with offset. Each result has a snippet centred on the matches and \
+scope=project|all (default all; with all, turns of the server's project rank slightly \
+higher and every result says this_project). sort=relevance|recent; page with offset. Each result has a snippet centred on the matches and \
 the matched_terms; read the whole turn with read_turn. Output is bounded by max_chars.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -40,7 +41,8 @@ pub struct SearchParams {
     /// Only projects whose name, directory or cwd contains this (case-insensitive).
     #[serde(default)]
     pub project: Option<String>,
-    /// Only transcripts of this agent: claude, openclaw, codex, gemini or opencode.
+    /// Only transcripts of this agent, named as in the results' `source` (index_status lists
+    /// the sources indexed).
     #[serde(default)]
     pub source: Option<String>,
     /// Only turns at or after this time: ISO date/datetime or an age like 7d, 12h.
@@ -64,6 +66,11 @@ pub struct SearchParams {
     /// `relevance` (default) or `recent` (newest first).
     #[serde(default)]
     pub sort: Option<String>,
+    /// `project`: only this project's conversations (its directory, below it, or another
+    /// worktree of its git repository); `all` (default): every project, this project's turns ranked
+    /// slightly higher.
+    #[serde(default)]
+    pub scope: Option<String>,
     /// Most characters of JSON to return (500-60000, default 6000).
     #[serde(default)]
     pub max_chars: Option<i64>,
@@ -77,6 +84,8 @@ pub struct SearchResult {
     /// Which agent wrote the transcript (claude, codex, ...).
     pub source: String,
     pub project: String,
+    /// True when the conversation belongs to the server's project.
+    pub this_project: bool,
     pub turn_number: u32,
     /// BM25 score, rounded to 4 decimals.
     pub score: f64,
@@ -174,6 +183,7 @@ pub fn request(snap: &Snapshot, p: &SearchParams) -> Result<SearchRequest, ToolE
         tool: nonempty(&p.tool),
         file: nonempty(&p.file),
         sort,
+        scope: check_scope(p.scope.as_deref())?,
     })
 }
 
@@ -202,6 +212,7 @@ pub fn run(snap: &Snapshot, p: SearchParams) -> Result<SearchResponse, ToolError
         session_id: h.conv.id.clone(),
         source: h.conv.source().to_owned(),
         project: h.project,
+        this_project: h.this_project,
         turn_number: h.turn,
         score: h.score,
         snippet: h.snippet,

@@ -126,7 +126,11 @@ fn read_agent_meta(dir: &Path, agent_id: &str) -> (Option<String>, Option<String
         return (None, None);
     };
     match serde_json::from_slice::<AgentMeta>(&bytes) {
-        Ok(m) => (m.agent_type.into_owned(), m.description.into_owned()),
+        Ok(m) => {
+            let mut description = m.description.into_owned();
+            crate::redact::redact_opt(&mut description);
+            (m.agent_type.into_owned(), description)
+        }
         Err(_) => (None, None),
     }
 }

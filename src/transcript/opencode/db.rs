@@ -9,7 +9,7 @@
 //! its next change). A file that was never readable yields an empty unit with one skipped
 //! record, so `index_status` shows it.
 use super::convert::{self, Message, SessionInfo};
-use super::sqlite::{Database, Row, Table, side_path};
+use crate::transcript::sqlite::{Database, Row, Table, side_path};
 use crate::transcript::{ConvState, SourceFile, UnitRead, UnitReader};
 use crate::util::hash::{FxHashMap, FxHashSet};
 use std::io;
