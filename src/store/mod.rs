@@ -153,6 +153,21 @@ pub struct StoreWriter {
     _lock: File,
 }
 
+impl StoreWriter {
+    /// [`StoreWriter::rekey_redaction`], saying what it did (a failure leaves the text as it
+    /// is and is retried by the next writer).
+    fn rekey_or_warn(&mut self) {
+        match self.rekey_redaction() {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                "the redaction rules changed: redacted {n} stored turns again in `{}`",
+                self.path.display()
+            ),
+            Err(e) => tracing::warn!("cannot redact the store again under the current rules: {e}"),
+        }
+    }
+}
+
 impl Store {
     /// Opens (creating when needed) the store in `dir` and, when no other server holds the
     /// writer lock, takes it. A damaged store found by the writer is moved aside (never deleted)
@@ -169,8 +184,9 @@ impl Store {
         let mut moved = None;
         let writer = match Self::try_lock(dir).map_err(dir_err)? {
             Some(lock) => {
-                let (w, m) = schema::open_writer(&path, lock)?;
+                let (mut w, m) = schema::open_writer(&path, lock)?;
                 moved = m;
+                w.rekey_or_warn();
                 Some(w)
             }
             None => None,
@@ -211,7 +227,8 @@ impl Store {
         match lock {
             None => Ok(None),
             Some(lock) => {
-                let (w, moved) = schema::open_writer(&self.path, lock)?;
+                let (mut w, moved) = schema::open_writer(&self.path, lock)?;
+                w.rekey_or_warn();
                 if moved.is_some() {
                     // the file was replaced: the read connection must see the new one
                     *self.read.lock().unwrap_or_else(|p| p.into_inner()) =

@@ -317,3 +317,195 @@ impl Commit<'_> {
         Ok(out)
     }
 }
+
+/// The `meta` key holding which redaction the stored text went through.
+const REDACT_KEY: &str = "redact_key";
+
+/// [`crate::redact::key_bytes`] as stored in `meta`.
+fn redact_key() -> i64 {
+    let mut h = crate::util::hash::Fnv64::default();
+    h.update(&crate::redact::key_bytes());
+    h.0 as i64
+}
+
+impl StoreWriter {
+    /// Brings the stored text under the redaction rules in force when it was stored under
+    /// others (or before the store recorded them): every stored turn and conversation
+    /// description is redacted again with the current rules, in one commit, and the rules'
+    /// key recorded. Conversations whose transcript still exists are stored again anyway from
+    /// the redacting readers (the persistent index, keyed on the same rules, is rebuilt, and a
+    /// turn whose text changed replaces its stored version); store-only ones can only be
+    /// redacted further: text an earlier rule removed stays removed. Returns the turns changed.
+    pub fn rekey_redaction(&mut self) -> Result<u64, StoreError> {
+        let key = redact_key();
+        let stored: Option<i64> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [REDACT_KEY], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(StoreError::sql(&self.path))?;
+        if stored == Some(key) {
+            return Ok(0);
+        }
+        self.commit(|c| c.redact_again(key))
+    }
+}
+
+impl Commit<'_> {
+    fn redact_again(&mut self, key: i64) -> Result<u64, StoreError> {
+        use super::record::TurnRecord;
+        let e = StoreError::sql(self.path);
+        let rows: Vec<(i64, TurnRecord)> = {
+            let mut st = self
+                .tx
+                .prepare(
+                    "SELECT rowid, number, ts, dup_key, hash, body FROM turns
+                     WHERE body IS NOT NULL",
+                )
+                .map_err(&e)?;
+            st.query_map([], |r| {
+                let record = TurnRecord {
+                    number: r.get(1)?,
+                    timestamp: r.get(2)?,
+                    dup_key: r.get::<_, Option<i64>>(3)?.map(|k| k as u64),
+                    hash: r.get::<_, i64>(4)? as u64,
+                    body: r.get(5)?,
+                };
+                Ok((r.get(0)?, record))
+            })
+            .map_err(&e)?
+            .collect::<Result<_, _>>()
+            .map_err(&e)?
+        };
+        let mut changed = 0;
+        for (rowid, old) in rows {
+            // a damaged row is left to the integrity checks that report it
+            let Ok(mut turn) = old.turn() else { continue };
+            crate::transcript::redacted::turn(&mut turn);
+            let new = TurnRecord::of(&turn);
+            if new.hash == old.hash {
+                continue;
+            }
+            // copies (no body of their own) follow the row they rely on
+            self.tx
+                .execute(
+                    "UPDATE turns SET hash = ?1 WHERE dup_key IS ?2 AND hash = ?3
+                       AND body IS NULL",
+                    params![
+                        new.hash as i64,
+                        old.dup_key.map(|k| k as i64),
+                        old.hash as i64
+                    ],
+                )
+                .map_err(&e)?;
+            self.tx
+                .execute(
+                    "UPDATE turns SET hash = ?1, body = ?2 WHERE rowid = ?3",
+                    params![new.hash as i64, new.body, rowid],
+                )
+                .map_err(&e)?;
+            changed += 1;
+        }
+        let convs: Vec<(i64, i64, Vec<u8>)> = {
+            let mut st = self
+                .tx
+                .prepare("SELECT cid, hash, blob FROM conversations")
+                .map_err(&e)?;
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map_err(&e)?
+                .collect::<Result<_, _>>()
+                .map_err(&e)?
+        };
+        for (cid, hash, blob) in convs {
+            let mut rec = ConvRecord::bare(String::new(), "", Default::default(), None);
+            if rec.read_blob(hash as u64, &blob).is_err() {
+                continue;
+            }
+            crate::transcript::redacted::meta(&mut rec.meta);
+            let (new_hash, new_blob) = rec.blob();
+            if new_hash as i64 != hash {
+                self.tx
+                    .execute(
+                        "UPDATE conversations SET hash = ?1, blob = ?2 WHERE cid = ?3",
+                        params![new_hash as i64, new_blob, cid],
+                    )
+                    .map_err(&e)?;
+            }
+        }
+        self.tx
+            .execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+                params![REDACT_KEY, key],
+            )
+            .map_err(&e)?;
+        Ok(changed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+    use crate::transcript::Turn;
+
+    fn body_of(w: &StoreWriter) -> Turn {
+        let (number, hash, body): (u32, i64, Vec<u8>) = w
+            .conn
+            .query_row("SELECT number, hash, body FROM turns", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .unwrap();
+        TurnRecord {
+            number,
+            hash: hash as u64,
+            timestamp: None,
+            dup_key: None,
+            body,
+        }
+        .turn()
+        .expect("decodes")
+    }
+
+    #[test]
+    fn text_stored_under_other_redaction_rules_is_redacted_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_store, w, _) = Store::open(dir.path()).unwrap();
+        let mut w = w.expect("writer lock");
+        let key = format!("ghp_{}", "k9Tz2mr7SZiAMfQyuvBjMqQfNXo8Lw3dHe5P");
+        let turn = Turn {
+            user_text: format!("use token {key} please"),
+            ..Turn::default()
+        };
+        let mut conv = ConvRecord::bare(
+            "c1".into(),
+            "claude",
+            std::path::PathBuf::from("/x.jsonl"),
+            None,
+        );
+        conv.meta.first_prompt = Some(format!("token {key}"));
+        conv.turn_count = 1;
+        // as if written before the store recorded its rules (or under others)
+        w.commit(|c| c.put(&conv, &[TurnRecord::of(&turn)]))
+            .unwrap();
+        w.conn
+            .execute("DELETE FROM meta WHERE key = ?1", [REDACT_KEY])
+            .unwrap();
+        assert!(body_of(&w).user_text.contains(&key));
+        assert_eq!(w.rekey_redaction().unwrap(), 1);
+        let back = body_of(&w);
+        assert!(!back.user_text.contains(&key), "{}", back.user_text);
+        assert!(back.user_text.starts_with("use token "));
+        let (hash, blob): (i64, Vec<u8>) = w
+            .conn
+            .query_row("SELECT hash, blob FROM conversations", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        let mut rec = ConvRecord::bare(String::new(), "", Default::default(), None);
+        rec.read_blob(hash as u64, &blob).unwrap();
+        assert!(!rec.meta.first_prompt.unwrap().contains(&key));
+        // recorded: the next writer does nothing
+        assert_eq!(w.rekey_redaction().unwrap(), 0);
+    }
+}
