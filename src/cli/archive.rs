@@ -1,5 +1,5 @@
 //! `forget` and `archive status`: the durable store's controls (the MCP tools never write), and
-//! how `--data-dir`, `--no-archive` and `--retain-days` resolve.
+//! how `--archive`, `--data-dir`, `--no-archive` and `--retain-days` resolve.
 use super::{GlobalArgs, UsageError, output};
 use crate::corpus::history::ArchiveConfig;
 use crate::server::ToolError;
@@ -42,9 +42,16 @@ pub fn data_dir(global: &GlobalArgs) -> Option<PathBuf> {
     global.data_dir.clone().or_else(crate::store::default_dir)
 }
 
-/// How history is kept, unless `--no-archive` (or there is no home directory).
+/// How history is kept: only with `--archive` (opt-in for now: a cold first build is much
+/// slower with the store), never with `--no-archive` (which wins), nor without a home directory
+/// or `--data-dir`.
 pub fn config(global: &GlobalArgs) -> Option<ArchiveConfig> {
-    if global.no_archive {
+    if !global.archive || global.no_archive {
+        return None;
+    }
+    if !crate::redact::enabled() {
+        // the store holds only redacted text
+        tracing::warn!("--no-redact: the durable store is not used (it holds only redacted text)");
         return None;
     }
     Some(ArchiveConfig {

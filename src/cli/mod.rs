@@ -80,7 +80,12 @@ pub struct GlobalArgs {
     /// $XDG_DATA_HOME/conversation-search, else ~/.local/share/conversation-search]
     #[arg(long, global = true, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Keep no history: a transcript's turns leave every tool when the file goes (mirror only)
+    /// Keep history in the durable store (opt-in for now): a vanished transcript's turns stay
+    /// searchable and readable
+    #[arg(long, global = true)]
+    pub archive: bool,
+    /// Keep no history (the default; wins over --archive): a transcript's turns leave every
+    /// tool when the file goes (mirror only)
     #[arg(long, global = true)]
     pub no_archive: bool,
     /// Drop stored turns older than N days once their transcript is gone [default: keep forever]

@@ -51,6 +51,7 @@ fn an_unwritable_data_dir_runs_mirror_only() {
     std::fs::write(&blocker, b"x").unwrap();
     let dir = blocker.join("data");
     let s = McpClient::start(&[
+        "--archive",
         "--projects-dir",
         env.projects.path_str(),
         "--data-dir",
@@ -91,4 +92,28 @@ fn a_store_from_a_newer_version_is_refused_and_left_alone() {
     assert_eq!(s.hits("plover").len(), 2, "mirror-only still answers");
     drop(s);
     assert_eq!(std::fs::read(&db).unwrap(), bytes, "never overwritten");
+}
+
+#[test]
+fn without_archive_no_store_is_opened() {
+    let env = StoreEnv::new();
+    corpus(&env);
+    // the store is opt-in: the same arguments without `--archive`, and `--no-archive` winning
+    let plain: Vec<&str> = env
+        .args(&[])
+        .into_iter()
+        .filter(|a| *a != "--archive")
+        .collect();
+    for args in [plain, env.args(&["--no-archive"])] {
+        let s = McpClient::start(&args);
+        s.wait_ready();
+        let st = store_status(&s);
+        assert_eq!(st["enabled"], false, "{args:?}: {st}");
+        assert_eq!(st["role"], "off", "{args:?}: {st}");
+        assert_eq!(s.hits("plover").len(), 2);
+    }
+    assert!(
+        !env.data.path().join("store.sqlite3").exists(),
+        "no store file without --archive"
+    );
 }

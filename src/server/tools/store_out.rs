@@ -8,8 +8,8 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct StoreOut {
-    /// False with `--no-archive`, or when the store cannot be used (then `error` says why and
-    /// the server runs mirror-only).
+    /// False without `--archive` (the store is opt-in), with `--no-archive`, or when the store
+    /// cannot be used (then `error` says why and the server runs mirror-only).
     pub enabled: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,

@@ -28,9 +28,11 @@ impl StoreEnv {
         self.data.path().to_str().expect("utf-8 path")
     }
 
-    /// `--projects-dir`, `--data-dir`, `--cache-dir`, a short debounce, then `extra`.
+    /// `--archive` (the store is opt-in), `--projects-dir`, `--data-dir`, `--cache-dir`, a short
+    /// debounce, then `extra`.
     pub fn args<'a>(&'a self, extra: &[&'a str]) -> Vec<&'a str> {
         let mut a = vec![
+            "--archive",
             "--projects-dir",
             self.projects.path_str(),
             "--data-dir",
