@@ -3,7 +3,7 @@
 use super::Snapshot;
 use super::catalog::Conversation;
 use crate::transcript::{Reader, Turn, adapter};
-use crate::util::hash::FxHashMap;
+use rustc_hash::FxHashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;

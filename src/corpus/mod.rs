@@ -93,7 +93,7 @@ pub struct Snapshot {
     /// Live-index state (shared with [`Shared`], read as of now).
     pub live: Arc<LiveStatus>,
     /// Duplicate-turn keys held by two or more live documents.
-    pub dup_multi: Arc<crate::util::hash::FxHashSet<u64>>,
+    pub dup_multi: Arc<rustc_hash::FxHashSet<u64>>,
 }
 
 /// What the live index is doing, for `index_status`.

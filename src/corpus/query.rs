@@ -5,7 +5,7 @@ use super::Snapshot;
 use super::catalog::Conversation;
 use crate::index::segment::{FIELD_ASSISTANT, FIELD_USER};
 use crate::index::{self, Bm25, Hit, Tokenizer, facts, snippet};
-use crate::util::hash::FxHashSet;
+use rustc_hash::FxHashSet;
 use std::sync::Arc;
 
 /// Postings (summed document frequency of the query terms) above which a search runs on two

@@ -5,7 +5,7 @@
 use super::intern::Interner;
 pub use super::postings::{PostingCursor, PostingList, Tf, get_tf, get_varint, put_tf, put_varint};
 use super::tokenizer::Tokenizer;
-use crate::util::hash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 /// Indexed fields of a turn.
 pub const FIELD_USER: usize = 0;

@@ -177,7 +177,7 @@ pub fn evaluate(
         hits: Vec::new(),
     };
     let mut scratch = String::new();
-    let mut global_idf = crate::util::hash::FxHashMap::<String, f32>::default();
+    let mut global_idf = rustc_hash::FxHashMap::<String, f32>::default();
     let mut idf_of = |term: &str| -> f32 {
         *global_idf
             .entry(term.to_owned())

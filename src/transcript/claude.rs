@@ -9,8 +9,9 @@ use super::{
     SummaryRecord, ToolCall, ToolKind, TurnBuilder,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::{Fnv64, FxHashSet};
+use crate::util::hash::Fnv64;
 use crate::util::time::parse_iso;
+use rustc_hash::FxHashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::Path;

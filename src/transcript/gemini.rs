@@ -14,8 +14,9 @@ use super::{
     UnitReader,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::{Fnv64, FxHashMap};
+use crate::util::hash::Fnv64;
 use crate::util::time::parse_iso;
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::{Path, PathBuf};

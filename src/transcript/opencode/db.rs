@@ -11,7 +11,7 @@
 use super::convert::{self, Message, SessionInfo};
 use super::sqlite::{Database, Row, Table, side_path};
 use crate::transcript::{ConvState, SourceFile, UnitRead, UnitReader};
-use crate::util::hash::{FxHashMap, FxHashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
