@@ -8,15 +8,15 @@
 //! the directory loses nothing.
 use crate::corpus::Root;
 use crate::index::tokenizer::TokenizerConfig;
-use crate::util::hash::Fnv64;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::Xxh3Default;
 
 /// File magic and layout version; bump the version whenever the layout or anything that
 /// changes indexed content (tokenizer, turn rules) changes.
 pub const MAGIC: &[u8; 8] = b"CSINDEX\0";
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 /// Where the cache lives and which file belongs to this configuration.
 #[derive(Debug, Clone)]
@@ -42,7 +42,7 @@ pub fn default_dir() -> Option<PathBuf> {
 impl Cache {
     /// The cache of the corpus made of `roots`.
     pub fn new(dir: PathBuf, roots: &[Root]) -> Self {
-        let mut h = Fnv64::default();
+        let mut h = Xxh3Default::new();
         h.update(&VERSION.to_le_bytes());
         h.update(format!("{:?}", TokenizerConfig::current()).as_bytes());
         for r in roots {
@@ -56,7 +56,10 @@ impl Cache {
                 h.update(part);
             }
         }
-        Cache { dir, key: h.0 }
+        Cache {
+            dir,
+            key: h.digest(),
+        }
     }
 
     pub fn path(&self) -> PathBuf {

@@ -15,11 +15,11 @@ use super::{
     SummaryRecord, ToolCall, ToolKind, TurnBuilder,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::Fnv64;
 use crate::util::time::parse_iso;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::{Xxh3Default, xxh3_64};
 
 pub const FORMAT: &str = "codex";
 
@@ -286,11 +286,11 @@ impl CodexParser {
                 return;
             }
         }
-        let mut h = Fnv64::default();
+        let mut h = Xxh3Default::new();
         h.update(self.chain_session.as_deref().unwrap_or("").as_bytes());
         h.update(&self.chain.to_le_bytes());
         h.update(text.as_bytes());
-        self.chain = h.0;
+        self.chain = h.digest();
         if self.meta.first_prompt.is_none() {
             self.meta.first_prompt = Some(text.clone());
         }
@@ -312,7 +312,7 @@ impl CodexParser {
         if text.is_empty() {
             return;
         }
-        let h = Fnv64::of(text.as_bytes());
+        let h = xxh3_64(text.as_bytes());
         if let Some(r) = self
             .replies
             .iter_mut()

@@ -1,5 +1,4 @@
-//! Small self-contained helpers shared by every layer: timestamps, globs, hashing, a binary codec.
+//! Small self-contained helpers shared by every layer: timestamps, globs, a binary codec.
 pub mod codec;
 pub mod glob;
-pub mod hash;
 pub mod time;
