@@ -6,7 +6,8 @@
 //! Impacts are computed with the segment's own average length; a search with another average
 //! scales the bound by `max(1, avg_query / avg_segment)`, which keeps it an upper bound.
 use super::scoring::Bm25;
-use super::segment::{PostingCursor, PostingList, Segment, get_tf, get_varint};
+use super::segment::{PostingCursor, PostingList, Segment, get_tf};
+use crate::util::varint;
 
 /// Postings per block.
 pub const BLOCK: u32 = 128;
@@ -58,7 +59,7 @@ impl BlockMax {
             let (mut pos, mut doc, mut n) = (0usize, 0u32, 0u32);
             let mut max = 0.0f32;
             while n < list.df {
-                let delta = get_varint(list.bytes, &mut pos) as u32;
+                let delta = varint::get(list.bytes, &mut pos) as u32;
                 doc = if n == 0 { delta } else { doc + delta };
                 let tf = get_tf(list.bytes, &mut pos);
                 let tfw: f32 = tf

@@ -1,36 +1,11 @@
-//! Posting lists on the wire: LEB128 varints, delta-coded doc ids, and per-field term
-//! frequencies packed into one byte when they fit; plus the sequential cursor that decodes
-//! them without allocating.
+//! Posting lists on the wire: delta-coded doc ids as LEB128 varints ([`crate::util::varint`]),
+//! and per-field term frequencies packed into one byte when they fit; plus the sequential
+//! cursor that decodes them without allocating.
 use super::segment::FIELDS;
+use crate::util::varint;
 
 /// Term frequencies of one posting, per field.
 pub type Tf = [u32; FIELDS];
-
-/// Appends a LEB128 varint.
-#[inline]
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Reads a LEB128 varint at `*pos`.
-#[inline]
-pub fn get_varint(buf: &[u8], pos: &mut usize) -> u64 {
-    let mut v = 0u64;
-    let mut shift = 0;
-    while let Some(&b) = buf.get(*pos) {
-        *pos += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        if b < 0x80 {
-            break;
-        }
-        shift += 7;
-    }
-    v
-}
 
 /// Encodes per-field frequencies: one byte (user 3 bits, assistant 3 bits, tools 2 bits) when
 /// they fit, else an escape byte 0 followed by three varints.
@@ -41,7 +16,7 @@ pub fn put_tf(out: &mut Vec<u8>, tf: &Tf) {
     } else {
         out.push(0);
         for &f in tf {
-            put_varint(out, u64::from(f));
+            varint::put(out, u64::from(f));
         }
     }
 }
@@ -55,7 +30,7 @@ pub fn get_tf(buf: &[u8], pos: &mut usize) -> Tf {
     }
     let mut tf = [0; FIELDS];
     for f in &mut tf {
-        *f = get_varint(buf, pos) as u32;
+        *f = varint::get(buf, pos) as u32;
     }
     tf
 }
@@ -97,7 +72,7 @@ impl<'a> PostingCursor<'a> {
             return;
         }
         self.left -= 1;
-        let delta = get_varint(self.bytes, &mut self.pos) as u32;
+        let delta = varint::get(self.bytes, &mut self.pos) as u32;
         self.doc = if first { delta } else { base + delta };
         self.tf = get_tf(self.bytes, &mut self.pos);
     }

@@ -3,8 +3,9 @@
 //! turn's text. A segment is built once and then only read; updates add new segments and mark
 //! replaced documents dead (see [`super::view`]).
 use super::intern::Interner;
-pub use super::postings::{PostingCursor, PostingList, Tf, get_tf, get_varint, put_tf, put_varint};
+pub use super::postings::{PostingCursor, PostingList, Tf, get_tf, put_tf};
 use super::tokenizer::Tokenizer;
+use crate::util::varint;
 use rustc_hash::FxHashMap;
 
 /// Indexed fields of a turn.
@@ -346,7 +347,7 @@ impl SegmentBuilder {
             } else {
                 d - t.prev_doc
             };
-            put_varint(&mut t.list, u64::from(delta));
+            varint::put(&mut t.list, u64::from(delta));
             put_tf(&mut t.list, &tf);
             t.prev_doc = d;
             t.df += 1;

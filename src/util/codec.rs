@@ -1,7 +1,9 @@
-//! A small binary codec for the persistent index: little-endian integers, LEB128 varints,
+//! A small binary codec for the persistent index: little-endian integers, LEB128 varints
+//! ([`super::varint`]),
 //! length-prefixed bytes and strings, bulk integer arrays, and a running checksum (xxh3, 64
 //! bit) over every byte so a truncated or corrupted file is detected before anything read from
 //! it is trusted.
+use super::varint;
 use std::io::{self, Read, Write};
 use xxhash_rust::xxh3::Xxh3Default;
 
@@ -43,16 +45,10 @@ impl<W: Write> Encoder<W> {
         self.bytes_raw(&v.to_le_bytes())
     }
 
-    pub fn varint(&mut self, mut v: u64) -> io::Result<()> {
-        let mut buf = [0u8; 10];
-        let mut n = 0;
-        while v >= 0x80 {
-            buf[n] = (v as u8) | 0x80;
-            v >>= 7;
-            n += 1;
-        }
-        buf[n] = v as u8;
-        self.bytes_raw(&buf[..=n])
+    pub fn varint(&mut self, v: u64) -> io::Result<()> {
+        let mut buf = [0u8; varint::MAX_LEN];
+        let n = varint::encode(v, &mut buf);
+        self.bytes_raw(&buf[..n])
     }
 
     pub fn bool(&mut self, v: bool) -> io::Result<()> {
@@ -177,12 +173,11 @@ impl<R: Read> Decoder<R> {
     }
 
     pub fn varint(&mut self) -> io::Result<u64> {
-        let mut v = 0u64;
-        for shift in (0..70).step_by(7) {
-            let b = self.u8()?;
-            v |= u64::from(b & 0x7f) << shift;
-            if b < 0x80 {
-                return Ok(v);
+        let mut buf = [0u8; varint::MAX_LEN];
+        for n in 0..varint::MAX_LEN {
+            buf[n] = self.u8()?;
+            if buf[n] < 0x80 {
+                return Ok(varint::get(&buf[..=n], &mut 0));
             }
         }
         Err(corrupt("varint too long"))

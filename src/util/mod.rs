@@ -1,4 +1,6 @@
-//! Small self-contained helpers shared by every layer: timestamps, globs, a binary codec.
+//! Small self-contained helpers shared by every layer: timestamps, globs, varints and a
+//! binary codec.
 pub mod codec;
 pub mod glob;
 pub mod time;
+pub mod varint;
