@@ -3,7 +3,7 @@
 //! behind `search_conversations` and the CLI's `search`; browsing lives in `browse`.
 use super::Snapshot;
 use super::catalog::Conversation;
-use crate::index::segment::{FIELD_ASSISTANT, FIELD_USER};
+use crate::index::schema::{FIELD_ASSISTANT, FIELD_USER};
 use crate::index::{self, Bm25, Hit, Tokenizer, facts, snippet};
 use rustc_hash::FxHashSet;
 use std::sync::Arc;

@@ -1,7 +1,8 @@
 //! Segments and tombstones on disk (for the persistent index): bulk arrays in, bulk arrays out,
 //! and a consistency check of everything read so that a damaged file can never make a query
 //! index out of bounds.
-use super::segment::{DocMeta, FIELDS, Segment};
+use super::schema::{DocMeta, FIELDS};
+use super::segment::Segment;
 use super::view::Tombstones;
 use crate::util::codec::{Decoder, Encoder, corrupt};
 use std::io::{self, Read, Write};

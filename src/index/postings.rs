@@ -1,11 +1,8 @@
 //! Posting lists on the wire: delta-coded doc ids as LEB128 varints ([`crate::util::varint`]),
 //! and per-field term frequencies packed into one byte when they fit; plus the sequential
 //! cursor that decodes them without allocating.
-use super::segment::FIELDS;
+use super::schema::{FIELDS, Tf};
 use crate::util::varint;
-
-/// Term frequencies of one posting, per field.
-pub type Tf = [u32; FIELDS];
 
 /// Encodes per-field frequencies: one byte (user 3 bits, assistant 3 bits, tools 2 bits) when
 /// they fit, else an escape byte 0 followed by three varints.

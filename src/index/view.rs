@@ -1,7 +1,8 @@
 //! A point-in-time view of the index: the live segments, which of their documents are dead
 //! (replaced or deleted), and exact corpus statistics (live document count, total length,
 //! per-term document frequency with dead documents subtracted).
-use super::segment::{FIELDS, Segment};
+use super::schema::FIELDS;
+use super::segment::Segment;
 use super::tokenizer::Tokenizer;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
