@@ -5,7 +5,7 @@
 //!
 //! Impacts are computed with the segment's own average length; a search with another average
 //! scales the bound by `max(1, avg_query / avg_segment)`, which keeps it an upper bound.
-use super::postings::{PostingCursor, PostingList, get_tf};
+use super::schema::{PostingCursor, PostingList, get_tf};
 use super::scoring::Bm25;
 use crate::util::varint;
 

@@ -5,14 +5,13 @@
 //! numbers ([`schema`]), and the line format of the tools field ([`facts`]) is the index's own
 //! schema, which the corpus writes and the segment builder reads back for its file table.
 //!
-//! Modules, each using only those before it: `schema`, `tokenizer`, `intern`, `facts` (leaves);
-//! `postings` (codec and cursor); `scoring` (BM25 arithmetic); `blockmax`; `segment`; `view`;
-//! `persist`; `query` (syntax and [`Plan`]); `snippet`; `topk` (evaluation).
+//! Modules, each using only those before it: `schema` (documents and the posting format),
+//! `tokenizer`, `intern` and `facts` (the leaves); `scoring` (BM25 arithmetic); `blockmax`;
+//! `segment`; `view`; `persist`; `query` (syntax and [`Plan`]); `snippet`; `topk` (evaluation).
 pub mod blockmax;
 pub mod facts;
 pub mod intern;
 pub mod persist;
-pub mod postings;
 pub mod query;
 pub mod schema;
 pub mod scoring;

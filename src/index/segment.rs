@@ -4,8 +4,7 @@
 //! replaced documents dead (see `view`).
 use super::blockmax::BlockMax;
 use super::intern::Interner;
-use super::postings::{PostingList, put_tf};
-use super::schema::{DocMeta, DocText, FIELD_TOOLS, FIELDS, NewDoc, Tf};
+use super::schema::{DocMeta, DocText, FIELD_TOOLS, FIELDS, NewDoc, PostingList, Tf, put_tf};
 use super::scoring::Bm25;
 use super::tokenizer::Tokenizer;
 use crate::util::varint;
@@ -397,7 +396,7 @@ impl SegmentBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::postings::PostingCursor;
+    use crate::index::schema::PostingCursor;
 
     fn doc<'a>(conv: u32, user: &'a str, assistant: &'a str) -> NewDoc<'a> {
         NewDoc {
