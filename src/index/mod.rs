@@ -7,10 +7,12 @@
 //!
 //! Modules, each using only those before it: `schema` (documents and the posting format),
 //! `tokenizer`, `intern` and `facts` (the leaves); `scoring` (BM25 arithmetic); `blockmax`;
-//! `segment`; `view`; `persist`; `query` (syntax and [`Plan`]); `snippet`; `topk` (evaluation).
+//! `segment`; `view`; `persist`; `query` (syntax and [`Plan`]); `snippet`; `maxscore` (one
+//! segment's scoring) and `topk` (the evaluation).
 pub mod blockmax;
 pub mod facts;
 pub mod intern;
+pub mod maxscore;
 pub mod persist;
 pub mod query;
 pub mod schema;
@@ -26,5 +28,5 @@ pub use schema::{DocMeta, DocText, NewDoc};
 pub use scoring::{Bm25, Hit};
 pub use segment::{Segment, SegmentBuilder};
 pub use tokenizer::Tokenizer;
-pub use topk::{Evaluation, Pruning, evaluate};
+pub use topk::{EvalRequest, Evaluation, Pruning, evaluate};
 pub use view::{IndexView, SegView, Tombstones};
