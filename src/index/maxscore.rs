@@ -199,7 +199,9 @@ impl<'a> SegmentScorer<'a> {
             groups: 0,
             fields: 0,
         };
-        self.contrib.fill(0.0);
+        for c in &mut self.contrib {
+            *c = 0.0;
+        }
         let weights = &self.field_weights;
         for c in self.cursors[self.essential..].iter_mut() {
             if c.cursor.doc() == d {

@@ -238,6 +238,9 @@ struct Collector<'r, R> {
     heap: BinaryHeap<Ranked<'r, R>>,
     rank: &'r R,
     shared: Option<&'r AtomicU32>,
+    /// Score and rounded score of the worst kept hit once `k` are kept (the heap's root),
+    /// cached: every candidate reads them, few change them.
+    floor: Option<(f32, i64)>,
     /// Accepted matches.
     total: usize,
 }
@@ -249,24 +252,15 @@ impl<'r, R: Fn(&Hit, &Hit) -> Ordering> Collector<'r, R> {
             heap: BinaryHeap::with_capacity(k.min(1024)),
             rank,
             shared,
+            floor: None,
             total: 0,
-        }
-    }
-
-    /// The worst kept hit, once `k` are kept.
-    #[inline]
-    fn floor(&self) -> Option<&Hit> {
-        if self.k > 0 && self.heap.len() == self.k {
-            self.heap.peek().map(|r| &r.hit)
-        } else {
-            None
         }
     }
 
     /// Whether a document with this rounded score ranks below every kept hit.
     #[inline]
     fn below(&self, rounded: i64) -> bool {
-        self.floor().is_some_and(|f| rounded < f.rounded)
+        self.floor.is_some_and(|(_, r)| rounded < r)
     }
 
     /// A score a document must exceed to be worth scoring: the k-th score (here or in the
@@ -274,7 +268,7 @@ impl<'r, R: Fn(&Hit, &Hit) -> Ordering> Collector<'r, R> {
     /// prune a document that could tie.
     #[inline]
     fn threshold(&self) -> f32 {
-        let own = self.floor().map_or(f32::NEG_INFINITY, |f| f.score);
+        let own = self.floor.map_or(f32::NEG_INFINITY, |(score, _)| score);
         let other = self.shared.map_or(f32::NEG_INFINITY, |s| {
             f32::from_bits(s.load(AtomicOrdering::Relaxed))
         });
@@ -304,9 +298,12 @@ impl<'r, R: Fn(&Hit, &Hit) -> Ordering> Collector<'r, R> {
                 worst.hit = hit;
             }
         }
-        if let (Some(shared), Some(f)) = (self.shared, self.floor()) {
-            if f.score > 0.0 {
-                shared.fetch_max(f.score.to_bits(), AtomicOrdering::Relaxed);
+        if self.heap.len() == self.k {
+            self.floor = self.heap.peek().map(|r| (r.hit.score, r.hit.rounded));
+        }
+        if let (Some(shared), Some((score, _))) = (self.shared, self.floor) {
+            if score > 0.0 {
+                shared.fetch_max(score.to_bits(), AtomicOrdering::Relaxed);
             }
         }
     }
