@@ -2,15 +2,15 @@
 //! (or `--cache-dir`), so a restart re-reads only the transcript files that changed.
 //!
 //! One file per corpus configuration, named by a hash of an opaque key the caller derives from
-//! it (formats, directories, pattern), this layout's version and the tokenizer. Writes go to a per-writer temporary file that is then renamed over the old one,
-//! so readers and concurrent servers only ever see a complete file. A file is trusted only
+//! it (formats, directories, pattern), this layout's version and the tokenizer. Writes go to a
+//! per-writer temporary file that is then renamed over the old one, so readers and concurrent servers only ever see a complete file. A file is trusted only
 //! when its header, length and checksum match; otherwise it is ignored and rebuilt. Deleting
 //! the directory loses nothing.
 use crate::index::tokenizer::TokenizerConfig;
-use crate::util::hash::Fnv64;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::Xxh3Default;
 
 /// File magic and layout version; bump the version whenever the layout or anything that
 /// changes indexed content (tokenizer, turn rules) changes.
@@ -46,14 +46,15 @@ impl Cache {
     /// The cache of the corpus configuration described by `config` (opaque bytes; two
     /// configurations must give different bytes).
     pub fn new(dir: PathBuf, config: &[u8]) -> Self {
-        let mut h = Fnv64::default();
+        let mut h = Xxh3Default::new();
         h.update(&VERSION.to_le_bytes());
         h.update(format!("{:?}", TokenizerConfig::current()).as_bytes());
         h.update(config);
+        let name = h.digest();
         Cache {
             dir,
-            key: h.0,
-            name: h.0,
+            key: name,
+            name,
         }
     }
 
@@ -61,9 +62,10 @@ impl Cache {
     /// e.g. the redaction rules in force). A file made otherwise is rejected on open and
     /// overwritten by the next write, so nothing it held outlives the change.
     pub fn with_content(mut self, content: &[u8]) -> Self {
-        let mut h = Fnv64(self.name);
+        let mut h = Xxh3Default::new();
+        h.update(&self.name.to_le_bytes());
         h.update(content);
-        self.key = h.0;
+        self.key = h.digest();
         self
     }
 

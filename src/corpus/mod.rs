@@ -126,7 +126,7 @@ pub struct Snapshot {
     pub stats: Stats,
     pub roots: Arc<Vec<Root>>,
     /// Duplicate-turn keys held by two or more live documents.
-    pub dup_multi: Arc<crate::util::hash::FxHashSet<u64>>,
+    pub dup_multi: Arc<rustc_hash::FxHashSet<u64>>,
     /// The project the server works for; fixed at start (the first snapshot's is carried over
     /// to every published one).
     pub project: Arc<project::Project>,

@@ -9,12 +9,13 @@ use super::{
     SummaryRecord, TurnBuilder,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::{Fnv64, FxHashSet};
 use crate::util::time::parse_iso;
+use rustc_hash::FxHashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::path::Path;
+use xxhash_rust::xxh3::xxh3_64;
 
 mod discover;
 pub mod prompt;
@@ -308,7 +309,7 @@ impl LineParser for ClaudeParser {
             return Err(LineError::NoType);
         };
         let timestamp = rec.timestamp.as_deref().and_then(parse_iso);
-        let dup_key = rec.uuid.as_deref().map(|u| Fnv64::of(u.as_bytes()));
+        let dup_key = rec.uuid.as_deref().map(|u| xxh3_64(u.as_bytes()));
         let at = At {
             offset,
             timestamp,
@@ -339,7 +340,7 @@ impl LineParser for ClaudeParser {
             "summary" => {
                 if let Some(text) = rec.summary.non_empty() {
                     let leaf = rec.leaf_uuid.into_owned();
-                    let leaf_hash = leaf.as_deref().map(|l| Fnv64::of(l.as_bytes()));
+                    let leaf_hash = leaf.as_deref().map(|l| xxh3_64(l.as_bytes()));
                     let leaf_in_file = match (leaf_hash, &self.seen) {
                         (Some(h), Some(seen)) => seen.contains(&h),
                         _ => false,

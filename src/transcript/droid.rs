@@ -16,10 +16,10 @@ use super::{
     Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, Role, SourceFile, TurnBuilder,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::Fnv64;
 use crate::util::time::parse_iso;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::xxh3_64;
 
 pub const FORMAT: &str = "droid";
 
@@ -169,7 +169,7 @@ impl DroidParser {
                 };
                 self.meta.first_prompt.get_or_insert_with(|| text.clone());
                 let key = r.id.non_empty().map(|id| {
-                    Fnv64::of(format!("{id}\0{}", r.timestamp.as_deref().unwrap_or("")).as_bytes())
+                    xxh3_64(format!("{id}\0{}", r.timestamp.as_deref().unwrap_or("")).as_bytes())
                 });
                 self.turns.prompt(At { dup_key: key, ..at }, text);
             }

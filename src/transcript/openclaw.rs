@@ -13,12 +13,12 @@ use super::{
     SummaryRecord, TurnBuilder,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::Fnv64;
 use crate::util::time::parse_iso;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::Xxh3Default;
 
 pub const FORMAT: &str = "openclaw";
 
@@ -237,11 +237,11 @@ impl OpenClawParser {
             self.meta.first_prompt = Some(text.clone());
         }
         let dup_key = e.id.non_empty().map(|id| {
-            let mut h = Fnv64::default();
+            let mut h = Xxh3Default::new();
             h.update(id.as_bytes());
             h.update(b"\0");
             h.update(e.timestamp.as_deref().unwrap_or("").as_bytes());
-            h.0
+            h.digest()
         });
         self.turns.prompt(At { dup_key, ..at }, text);
     }

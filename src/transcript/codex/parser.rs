@@ -15,11 +15,11 @@ use crate::transcript::{
     At, ConvMeta, ConvState, LineError, LineParser, Role, SourceFile, SummaryRecord, ToolCall,
     ToolKind, TurnBuilder,
 };
-use crate::util::hash::Fnv64;
 use crate::util::time::parse_iso;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::PathBuf;
+use xxhash_rust::xxh3::{Xxh3Default, xxh3_64};
 
 #[derive(Deserialize)]
 struct Envelope<'a> {
@@ -264,11 +264,11 @@ impl CodexParser {
                 return;
             }
         }
-        let mut h = Fnv64::default();
+        let mut h = Xxh3Default::new();
         h.update(self.chain_session.as_deref().unwrap_or("").as_bytes());
         h.update(&self.chain.to_le_bytes());
         h.update(text.as_bytes());
-        self.chain = h.0;
+        self.chain = h.digest();
         if self.keys_only {
             self.keys.push(self.chain);
         }
@@ -306,7 +306,7 @@ impl CodexParser {
         if text.is_empty() {
             return;
         }
-        let h = Fnv64::of(text.as_bytes());
+        let h = xxh3_64(text.as_bytes());
         if let Some(r) = self
             .replies
             .iter_mut()
