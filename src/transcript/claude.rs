@@ -357,11 +357,9 @@ fn fill(slot: &mut Option<String>, value: &LStr) {
     }
 }
 
-impl LineParser for ClaudeParser {
-    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return Ok(());
-        }
+impl ClaudeParser {
+    /// One non-blank line; `line` may be the repaired copy of the line read.
+    fn record(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
         // Strings we read are validated as UTF-8; skipped values (tool output) are not, so a
         // bad byte inside a tool result does not cost the record.
         let rec: Record =
@@ -427,6 +425,15 @@ impl LineParser for ClaudeParser {
             _ => {}
         }
         Ok(())
+    }
+}
+
+impl LineParser for ClaudeParser {
+    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        lenient::retry_repaired(line, |l| self.record(offset, l))
     }
 
     fn drain(&mut self) -> Vec<ConvState> {
