@@ -100,10 +100,10 @@ pub fn read_segment<R: Read>(d: &mut Decoder<R>) -> io::Result<Segment> {
         })
         .collect();
     for m in &docs {
-        let a = m.text_start as usize;
-        let b = a + m.field_len[0] as usize;
-        let c = b + m.field_len[1] as usize;
-        let e = c + m.field_len[2] as usize;
+        let a = usize::try_from(m.text_start).unwrap_or(usize::MAX);
+        let b = a.saturating_add(m.field_len[0] as usize);
+        let c = b.saturating_add(m.field_len[1] as usize);
+        let e = c.saturating_add(m.field_len[2] as usize);
         check(
             e <= text.len() && [a, b, c, e].iter().all(|&i| text.is_char_boundary(i)),
             "document text",

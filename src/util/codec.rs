@@ -73,7 +73,7 @@ impl StreamChecksum {
 /// Writes values and checksums them.
 pub struct Encoder<W: Write> {
     out: W,
-    sum: Checksum,
+    sum: StreamChecksum,
     written: u64,
 }
 
@@ -81,7 +81,7 @@ impl<W: Write> Encoder<W> {
     pub fn new(out: W) -> Self {
         Self {
             out,
-            sum: Checksum::default(),
+            sum: StreamChecksum::default(),
             written: 0,
         }
     }
@@ -200,14 +200,14 @@ const MAX_LEN: u64 = 1 << 34;
 /// Reads values and checksums them.
 pub struct Decoder<R: Read> {
     inp: R,
-    sum: Checksum,
+    sum: StreamChecksum,
 }
 
 impl<R: Read> Decoder<R> {
     pub fn new(inp: R) -> Self {
         Self {
             inp,
-            sum: Checksum::default(),
+            sum: StreamChecksum::default(),
         }
     }
 

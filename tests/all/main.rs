@@ -11,6 +11,7 @@ mod content;
 mod discovery;
 mod duplicates;
 mod errors;
+mod faults_cache;
 mod faults_strings;
 mod file_history;
 mod format_aider;
