@@ -2,6 +2,7 @@
 //! exact BM25 statistics, query evaluation and snippets. Knows nothing about transcripts.
 pub mod blockmax;
 pub mod facts;
+mod fold;
 pub mod intern;
 pub mod persist;
 pub mod postings;

@@ -12,6 +12,7 @@ mod discovery;
 mod duplicates;
 mod errors;
 mod faults_cache;
+mod faults_folding;
 mod faults_strings;
 mod file_history;
 mod format_aider;
