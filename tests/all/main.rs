@@ -13,6 +13,7 @@ mod duplicates;
 mod errors;
 mod faults_cache;
 mod faults_folding;
+mod faults_roots;
 mod faults_strings;
 mod file_history;
 mod format_aider;
