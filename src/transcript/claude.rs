@@ -17,7 +17,9 @@ use std::path::Path;
 
 mod discover;
 pub mod prompt;
-pub use discover::{Entry, discover_project, discover_subagents, sorted_entries, subagent_id};
+pub use discover::{
+    Entry, discover_project, discover_subagents, links_within, sorted_entries, subagent_id,
+};
 use discover::{nested_subagent, project_file};
 pub use prompt::{prompt_text, strip_elements};
 
@@ -41,7 +43,7 @@ impl Adapter for Claude {
     fn discover(&self, root: &Path, pattern: &Glob) -> Vec<SourceFile> {
         let mut out = Vec::new();
         for e in sorted_entries(root).into_iter().filter(|e| e.is_dir) {
-            if pattern.matches(&e.name) {
+            if pattern.matches(&e.name) && !links_within(&e.path, root) {
                 discover_project(&e.path, &e.name, &mut out);
             }
         }
@@ -58,6 +60,9 @@ impl Adapter for Claude {
             [] => return self.discover(root, pattern),
             [project, rest @ ..] if pattern.matches(project) => {
                 let project_dir = root.join(project);
+                if links_within(&project_dir, root) {
+                    return out;
+                }
                 match rest {
                     [] => discover_project(&project_dir, project, &mut out),
                     [session] | [session, "subagents"] => {
@@ -74,6 +79,9 @@ impl Adapter for Claude {
     fn classify(&self, root: &Path, pattern: &Glob, path: &Path) -> Option<SourceFile> {
         let rel = path.strip_prefix(root).ok()?;
         let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
+        if parts.len() > 1 && links_within(&root.join(parts[0]), root) {
+            return None;
+        }
         match parts.as_slice() {
             [project, file] if pattern.matches(project) => project_file(path, project, file),
             [project, session, "subagents", _] if pattern.matches(project) => {

@@ -15,6 +15,7 @@ mod faults_cache;
 mod faults_folding;
 mod faults_roots;
 mod faults_strings;
+mod faults_symlinks;
 mod file_history;
 mod format_aider;
 mod format_amp;

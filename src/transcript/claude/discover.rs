@@ -15,6 +15,17 @@ pub struct Entry {
     pub is_dir: bool,
 }
 
+/// Whether `path` is a symlink to a directory inside `root` (another project of the same
+/// root): its sessions are already indexed under their own project, so it is skipped.
+pub fn links_within(path: &Path, root: &Path) -> bool {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    is_link
+        && match (std::fs::canonicalize(path), std::fs::canonicalize(root)) {
+            (Ok(target), Ok(root)) => target.starts_with(root),
+            _ => false,
+        }
+}
+
 /// Directories and regular files of a directory, sorted by name (unreadable directories yield
 /// nothing). FIFOs, sockets and devices are left out: opening one could block the indexer.
 /// Uses the directory entry's type, so no extra `stat` per file except for symlinks.
