@@ -85,8 +85,11 @@ pub fn run(
         None
     } else {
         match Watch::start(&roots, tx) {
-            Ok(w) => {
+            Ok(mut w) => {
                 status.set_mode(WatchMode::Watch, None);
+                for (dir, reason) in w.take_polled() {
+                    status.add_polled(dir, reason);
+                }
                 Some(w)
             }
             Err(e) => {
@@ -115,7 +118,9 @@ pub fn run(
         let mut wake = schedule
             .next_deadline()
             .unwrap_or(now + Duration::from_secs(3600));
-        if watch.is_none() {
+        // directories that cannot be watched are polled while the rest is watched
+        let polling = watch.is_none() || !status.polled().is_empty();
+        if polling {
             wake = wake.min(next_poll);
         }
         if let Some(due) = saver.due() {
@@ -139,8 +144,19 @@ pub fn run(
                             paths.extend(p);
                         }
                         Wake::Fs(Err(e)) => {
-                            tracing::warn!("file watcher error: {e}");
-                            status.set_error(e.to_string());
+                            let reason = watch::why(&e);
+                            tracing::warn!("file watcher error: {reason}");
+                            // a directory the watcher could not add (the limit reached while
+                            // running) is polled from now on
+                            let dirs = if e.paths.is_empty() {
+                                roots.clone()
+                            } else {
+                                e.paths
+                            };
+                            for dir in dirs {
+                                status.add_polled(dir, reason.clone());
+                            }
+                            status.set_error(reason);
                             rescan = true;
                         }
                     }
@@ -153,6 +169,9 @@ pub fn run(
                             Ok(appeared) => {
                                 for root in appeared {
                                     schedule.note(root, now);
+                                }
+                                for (dir, reason) in w.take_polled() {
+                                    status.add_polled(dir, reason);
                                 }
                             }
                             Err(e) => {
@@ -191,7 +210,7 @@ pub fn run(
         if !due.is_empty() {
             saver.dirty |= writer.apply(&due);
         }
-        if rescan || (watch.is_none() && now >= next_poll) {
+        if rescan || (polling && now >= next_poll) {
             saver.dirty |= writer.poll();
             next_poll = Instant::now() + cfg.poll_interval;
         }

@@ -16,6 +16,7 @@ mod faults_folding;
 mod faults_roots;
 mod faults_strings;
 mod faults_symlinks;
+mod faults_watch;
 mod file_history;
 mod format_aider;
 mod format_amp;
