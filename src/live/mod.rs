@@ -103,6 +103,9 @@ pub fn run(
         }
     };
     let dirty = writer.start(cache.as_ref());
+    if let Some(w) = watch.as_mut() {
+        w.follow_links(writer.file_paths());
+    }
     let mut saver = Saver {
         cache,
         dirty,
@@ -141,7 +144,10 @@ pub fn run(
                         Wake::Fs(Ok(event)) => {
                             let (p, lost) = watch::changed_paths(event);
                             rescan |= lost;
-                            paths.extend(p);
+                            match watch.as_ref() {
+                                Some(w) => paths.extend(p.into_iter().map(|p| w.translate(p))),
+                                None => paths.extend(p),
+                            }
                         }
                         Wake::Fs(Err(e)) => {
                             let reason = watch::why(&e);
@@ -207,13 +213,18 @@ pub fn run(
         }
         let now = Instant::now();
         let due = schedule.take_due(now);
+        let mut changed = false;
         if !due.is_empty() {
-            saver.dirty |= writer.apply(&due);
+            changed |= writer.apply(&due);
         }
         if rescan || (polling && now >= next_poll) {
-            saver.dirty |= writer.poll();
+            changed |= writer.poll();
             next_poll = Instant::now() + cfg.poll_interval;
         }
+        if let (true, Some(w)) = (changed, watch.as_mut()) {
+            w.follow_links(writer.file_paths());
+        }
+        saver.dirty |= changed;
         status.pending.store(schedule.len(), Ordering::Relaxed);
         saver.maybe_save(&writer);
     }

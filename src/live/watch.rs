@@ -41,6 +41,10 @@ pub struct Watch {
     roots: Vec<(PathBuf, Plan)>,
     /// Directories that could not be watched (to be polled), with the reason.
     polled: Vec<(PathBuf, String)>,
+    /// Symlinked transcript files whose target lies outside every root: target → link.
+    links: std::collections::HashMap<PathBuf, PathBuf>,
+    /// Files already checked for being such a link.
+    checked: std::collections::HashSet<PathBuf>,
 }
 
 /// Why a watch failed, naming the real cause; the limit hint only for the limit.
@@ -71,6 +75,8 @@ impl Watch {
             inner,
             roots: roots.iter().map(|r| (r.clone(), Plan::Nothing)).collect(),
             polled: Vec::new(),
+            links: Default::default(),
+            checked: Default::default(),
         };
         for i in 0..w.roots.len() {
             w.plan(i)?;
@@ -171,6 +177,37 @@ impl Watch {
     /// Directories that cannot be watched, with the reason (drained: each is reported once).
     pub fn take_polled(&mut self) -> Vec<(PathBuf, String)> {
         std::mem::take(&mut self.polled)
+    }
+
+    /// Watches the directory of the target of every symlinked file among `files` (checked
+    /// once each) whose target lies outside the roots, so appends to the target are seen.
+    pub fn follow_links<'a>(&mut self, files: impl Iterator<Item = &'a Path>) {
+        for file in files {
+            if self.checked.contains(file) {
+                continue;
+            }
+            self.checked.insert(file.to_owned());
+            let is_link = std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_symlink());
+            let Some(target) = is_link.then(|| std::fs::canonicalize(file).ok()).flatten() else {
+                continue;
+            };
+            if self.roots.iter().any(|(r, _)| target.starts_with(r)) {
+                continue;
+            }
+            let Some(dir) = target.parent() else { continue };
+            let watched = self.links.keys().any(|t| t.parent() == Some(dir));
+            if !watched {
+                if let Err(e) = self.inner.watch(dir, RecursiveMode::NonRecursive) {
+                    self.poll_instead(dir.to_owned(), why(&e));
+                }
+            }
+            self.links.insert(target, file.to_owned());
+        }
+    }
+
+    /// The transcript path a changed path stands for: the link for a followed target.
+    pub fn translate(&self, path: PathBuf) -> PathBuf {
+        self.links.get(&path).cloned().unwrap_or(path)
     }
 
     /// Re-plans roots affected by a change at `path` (a missing root appearing or a watched

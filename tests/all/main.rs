@@ -13,6 +13,7 @@ mod duplicates;
 mod errors;
 mod faults_cache;
 mod faults_folding;
+mod faults_links;
 mod faults_roots;
 mod faults_strings;
 mod faults_symlinks;
