@@ -54,19 +54,24 @@ impl Adapter for Claude {
         let Ok(rel) = dir.strip_prefix(root) else {
             return Vec::new();
         };
-        let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
+        // names are bytes: a non-UTF-8 one reads lossily but keeps its place (never dropped,
+        // which would shift the parts and misfile what lies below it)
+        let comps: Vec<&std::ffi::OsStr> = rel.iter().collect();
+        let lossy: Vec<_> = comps.iter().map(|c| c.to_string_lossy()).collect();
+        let parts: Vec<&str> = lossy.iter().map(|c| c.as_ref()).collect();
         let mut out = Vec::new();
         match parts.as_slice() {
             [] => return self.discover(root, pattern),
             [project, rest @ ..] if pattern.matches(project) => {
-                let project_dir = root.join(project);
+                let project_dir = root.join(comps[0]);
                 if links_within(&project_dir, root) {
                     return out;
                 }
                 match rest {
                     [] => discover_project(&project_dir, project, &mut out),
                     [session] | [session, "subagents"] => {
-                        discover_subagents(&project_dir.join(session), project, session, &mut out)
+                        let session_dir = project_dir.join(comps[1]);
+                        discover_subagents(&session_dir, project, session, &mut out)
                     }
                     _ => {}
                 }
@@ -78,8 +83,10 @@ impl Adapter for Claude {
 
     fn classify(&self, root: &Path, pattern: &Glob, path: &Path) -> Option<SourceFile> {
         let rel = path.strip_prefix(root).ok()?;
-        let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
-        if parts.len() > 1 && links_within(&root.join(parts[0]), root) {
+        let comps: Vec<&std::ffi::OsStr> = rel.iter().collect();
+        let lossy: Vec<_> = comps.iter().map(|c| c.to_string_lossy()).collect();
+        let parts: Vec<&str> = lossy.iter().map(|c| c.as_ref()).collect();
+        if parts.len() > 1 && links_within(&root.join(comps[0]), root) {
             return None;
         }
         match parts.as_slice() {

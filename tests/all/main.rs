@@ -14,6 +14,7 @@ mod errors;
 mod faults_cache;
 mod faults_folding;
 mod faults_links;
+mod faults_names;
 mod faults_roots;
 mod faults_strings;
 mod faults_symlinks;
