@@ -161,6 +161,11 @@ impl Writer {
         }
     }
 
+    /// Paths of the transcript files indexed now.
+    pub fn file_paths(&self) -> impl Iterator<Item = &std::path::Path> {
+        self.files.keys().map(PathBuf::as_path)
+    }
+
     pub fn roots(&self) -> &Arc<Vec<Root>> {
         &self.roots
     }

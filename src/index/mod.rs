@@ -11,6 +11,7 @@
 //! segment's scoring) and `topk` (the evaluation).
 pub mod blockmax;
 pub mod facts;
+mod fold;
 pub mod intern;
 pub mod maxscore;
 pub mod persist;

@@ -120,10 +120,10 @@ fn read_docs<R: Read>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
         })
         .collect();
     for m in &seg.docs {
-        let a = m.text_start as usize;
-        let b = a + m.field_len[0] as usize;
-        let c = b + m.field_len[1] as usize;
-        let e = c + m.field_len[2] as usize;
+        let a = usize::try_from(m.text_start).unwrap_or(usize::MAX);
+        let b = a.saturating_add(m.field_len[0] as usize);
+        let c = b.saturating_add(m.field_len[1] as usize);
+        let e = c.saturating_add(m.field_len[2] as usize);
         check(
             e <= text.len() && [a, b, c, e].iter().all(|&i| text.is_char_boundary(i)),
             "document text",

@@ -406,11 +406,9 @@ fn patch_text(text: &str) -> String {
     }
 }
 
-impl LineParser for CodexParser {
-    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return Ok(());
-        }
+impl CodexParser {
+    /// One non-blank line; `line` may be the repaired copy of the line read.
+    fn record(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
         let text = std::str::from_utf8(line).map_err(|_| LineError::Utf8)?;
         let env: Envelope =
             serde_json::from_str(text).map_err(|e| LineError::Json(e.to_string()))?;
@@ -461,6 +459,15 @@ impl LineParser for CodexParser {
             _ => {}
         }
         Ok(())
+    }
+}
+
+impl LineParser for CodexParser {
+    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        lenient::retry_repaired(line, |l| self.record(offset, l))
     }
 
     fn drain(&mut self) -> Vec<ConvState> {
