@@ -1,7 +1,7 @@
 //! conversation-search: BM25 search over coding-agent transcripts, served over stdio MCP.
 //!
 //! Layers, bottom up:
-//! - [`util`]: timestamps, globs, hashing.
+//! - [`util`]: timestamps, globs, varints and the cache codec.
 //! - [`redact`]: secrets replaced by `[REDACTED:<kind>]` before any text is indexed or returned.
 //! - [`transcript`]: agent formats on disk → conversations and turns (no index, no MCP).
 //! - [`index`]: tokenizer, immutable segments with postings, BM25 scoring, snippets.

@@ -154,6 +154,7 @@ fn push_root(
     pattern: &str,
 ) -> Result<(), String> {
     let format = a.name();
+    let dir = canonical(&dir);
     if dir.is_file() {
         return Err(format!(
             "`{}` is a file, but the {format} source needs the directory that holds its transcripts",
@@ -179,4 +180,26 @@ fn push_root(
         pattern,
     });
     Ok(())
+}
+
+/// One spelling per directory, so relative, absolute and symlinked spellings are one root: the
+/// canonical path when it exists, else the absolute path with its nearest existing ancestor
+/// canonicalised (the directory may appear later).
+fn canonical(dir: &Path) -> PathBuf {
+    if let Ok(c) = std::fs::canonicalize(dir) {
+        return c;
+    }
+    let Ok(abs) = std::path::absolute(dir) else {
+        return dir.to_owned();
+    };
+    let mut missing = Vec::new();
+    let mut at = abs.as_path();
+    while let Some(parent) = at.parent() {
+        missing.push(at.file_name().unwrap_or_default().to_owned());
+        if let Ok(c) = std::fs::canonicalize(parent) {
+            return missing.iter().rev().fold(c, |p, name| p.join(name));
+        }
+        at = parent;
+    }
+    abs
 }

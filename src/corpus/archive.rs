@@ -8,8 +8,8 @@ use super::history::{Archive, ArchiveConfig};
 use super::writer::{Batch, Writer};
 use crate::store::{ConvRecord, Role, Store, StoreError, TurnRecord};
 use crate::transcript::Turn;
-use crate::util::hash::FxHashMap;
 use crate::util::time::now_ms;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::time::Instant;
 

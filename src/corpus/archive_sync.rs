@@ -5,7 +5,7 @@ use super::catalog::Conversation;
 use super::history::Archive;
 use super::writer::{Batch, Writer};
 use crate::store::{Role, StoreCounts, StoreError, StoredHead, TurnRecord, read};
-use crate::util::hash::FxHashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@ use super::Snapshot;
 use super::catalog::Conversation;
 use super::project::Scope;
 use crate::transcript::{Reader, Turn, redacted};
-use crate::util::hash::FxHashMap;
+use rustc_hash::FxHashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! The catalog: every conversation the index knows (sessions and sub-agents), looked up by id,
 //! and how project names are derived from project directories and working directories.
 use crate::transcript::{ConvMeta, Role, SourceFile};
-use crate::util::hash::FxHashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// Dense numeric id of a conversation inside the index (never reused within a process).

@@ -5,7 +5,7 @@ use super::Snapshot;
 use super::catalog::{ConvId, Conversation};
 use super::project::Scope;
 use crate::index::facts;
-use crate::util::hash::FxHashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// Files listed per session, most touched first.

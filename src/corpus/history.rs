@@ -3,7 +3,7 @@
 //! writes). The behaviour lives in `archive` and `archive_sync`.
 use super::catalog::ConvId;
 use crate::store::{Role, Store, StoreWriter, TurnRecord};
-use crate::util::hash::{FxHashMap, FxHashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;

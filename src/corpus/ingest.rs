@@ -7,11 +7,11 @@ use super::fingerprint::{
     windows_hash,
 };
 use crate::transcript::{ConvState, LineParser, Reader, SourceFile, UnitReader, redacted};
-use crate::util::codec::StreamChecksum;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::SystemTime;
+use xxhash_rust::xxh3::Xxh3Default;
 
 /// Read buffer size; lines longer than this grow the buffer.
 const CHUNK: usize = 1 << 20;
@@ -51,7 +51,7 @@ pub struct FileState {
     pub fingerprint: Fingerprint,
     /// Running hash of `[0, offset)` while the offset is at most [`FULL_HASH_MAX`], so the
     /// fingerprint after a read needs no second pass over the file.
-    stream: StreamChecksum,
+    stream: Xxh3Default,
     /// Lines that could not be read.
     pub skipped: u64,
     /// Records of types the reader does not know, per type (sorted by type).
@@ -93,7 +93,7 @@ impl FileState {
             size: 0,
             mtime: None,
             fingerprint: Fingerprint::default(),
-            stream: StreamChecksum::default(),
+            stream: Xxh3Default::new(),
             skipped: 0,
             unknown: Vec::new(),
             warned: false,
@@ -161,7 +161,7 @@ impl FileState {
         let (skipped, warned) = (self.skipped, self.warned);
         self.parser = Some(parser);
         self.offset = 0;
-        self.stream = StreamChecksum::default();
+        self.stream = Xxh3Default::new();
         self.history_done = false;
         self.warned = true; // its skipped lines were reported when it was first read
         self.read_lines_until(&mut file, end)?;
@@ -290,7 +290,7 @@ impl FileState {
         }
         let (head, tail) = head_tail(&mut file, self.offset)?;
         let prefix = if self.offset <= FULL_HASH_MAX {
-            self.stream.value()
+            self.stream.digest()
         } else {
             prefix_hash(&mut file, self.offset)?
         };

@@ -129,7 +129,7 @@ pub struct Snapshot {
     pub stats: Stats,
     pub roots: Arc<Vec<Root>>,
     /// Duplicate-turn keys held by two or more live documents.
-    pub dup_multi: Arc<crate::util::hash::FxHashSet<u64>>,
+    pub dup_multi: Arc<rustc_hash::FxHashSet<u64>>,
     /// The durable store, where turns of conversations whose transcript is gone (or shrank)
     /// are read from.
     pub store: Option<Arc<crate::store::Store>>,

@@ -181,7 +181,11 @@ impl Writer {
             return Ok(false);
         };
         let mut d = Decoder::new(&mut r);
-        let restored = read_state(&mut d)?;
+        // the checksum was verified by `open`; a panic here is still a corrupt file, not a
+        // dead indexer
+        let restored =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_state(&mut d)))
+                .map_err(|_| corrupt("undecodable payload"))??;
         let sum = d.checksum();
         let mut trailer = [0u8; 16];
         r.read_exact(&mut trailer)
@@ -405,13 +409,20 @@ impl Writer {
                 }
                 Ok(false) => {}
                 Err(e) => {
+                    let mut because = e.to_string();
+                    if e.kind() == io::ErrorKind::InvalidData {
+                        match cache.move_aside() {
+                            Ok(to) => because.push_str(&format!("; moved to `{}`", to.display())),
+                            Err(m) => because.push_str(&format!("; not moved aside: {m}")),
+                        }
+                    }
                     tracing::warn!(
-                        "ignoring the index cache `{}` ({e}); rebuilding it",
+                        "ignoring the index cache `{}` ({because}); rebuilding it",
                         cache.path().display()
                     );
                     shared.update_cache(|r| {
                         r.start = CacheStart::Rejected;
-                        r.rejected_because = Some(e.to_string());
+                        r.rejected_because = Some(because);
                     });
                 }
             }

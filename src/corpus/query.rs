@@ -4,10 +4,15 @@
 use super::Snapshot;
 use super::catalog::Conversation;
 use super::project::{PROJECT_PRIOR, Scope};
-use crate::index::segment::{FIELD_ASSISTANT, FIELD_USER};
-use crate::index::{self, Bm25, Hit, Tokenizer, facts, snippet};
-use crate::util::hash::FxHashSet;
+use crate::index::schema::{FIELD_ASSISTANT, FIELD_USER};
+use crate::index::{
+    self, Bm25, DocMeta, EvalRequest, Evaluation, Hit, Plan, Pruning, Segment, Tokenizer, facts,
+    snippet,
+};
+use rustc_hash::FxHashSet;
+use std::cmp::Ordering;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
 
 /// Postings (summed document frequency of the query terms) above which a search runs on two
 /// threads.
@@ -83,6 +88,229 @@ pub struct SearchOutcome {
     pub searchable: bool,
 }
 
+/// A request's per-document filters, prepared once.
+#[derive(Clone)]
+struct Filters {
+    /// Per conversation: whether it passes the conversation-level filters (`None`: no such
+    /// filter).
+    conv_ok: Option<Vec<bool>>,
+    since: Option<i64>,
+    until: Option<i64>,
+    /// The field bit the query must match in.
+    role_bit: Option<u8>,
+    /// Lowercased.
+    tool: Option<String>,
+    file: Option<String>,
+}
+
+impl Filters {
+    fn new(snap: &Snapshot, req: &SearchRequest) -> Self {
+        Self {
+            conv_ok: snap.conv_filter(req),
+            since: req.since,
+            until: req.until,
+            role_bit: req.role.map(|r| match r {
+                MatchRole::User => 1u8 << FIELD_USER,
+                MatchRole::Assistant => 1u8 << FIELD_ASSISTANT,
+            }),
+            tool: req.tool.as_ref().map(|t| t.to_lowercase()),
+            file: req.file.as_ref().map(|f| f.to_lowercase()),
+        }
+    }
+
+    fn conv_passes(&self, conv: u32) -> bool {
+        self.conv_ok
+            .as_ref()
+            .is_none_or(|ok| ok.get(conv as usize).copied().unwrap_or(false))
+    }
+
+    /// True when no filter can reject a document.
+    fn none(&self) -> bool {
+        self.conv_ok.is_none()
+            && self.since.is_none()
+            && self.until.is_none()
+            && self.role_bit.is_none()
+            && self.tool.is_none()
+            && self.file.is_none()
+    }
+
+    /// Whether document `d` of segment `si`, which matched in `fields`, passes (copies of a
+    /// turn are collapsed by the caller).
+    fn passes(&self, snap: &Snapshot, si: usize, d: u32, meta: &DocMeta, fields: u8) -> bool {
+        if !self.conv_passes(meta.conv) || snap.catalog.get(meta.conv).is_none() {
+            return false;
+        }
+        if self.since.is_some_and(|s| meta.timestamp < s)
+            || self.until.is_some_and(|u| meta.timestamp >= u)
+        {
+            return false;
+        }
+        if self.role_bit.is_some_and(|bit| fields & bit == 0) {
+            return false;
+        }
+        if self.tool.is_none() && self.file.is_none() {
+            return true;
+        }
+        let tools = snap.index.segs[si].seg.text(d).tools;
+        self.tool
+            .as_ref()
+            .is_none_or(|t| facts::tool_names(tools).any(|n| n.to_lowercase() == *t))
+            && self.file.as_ref().is_none_or(|f| {
+                facts::files(tools).any(|(_, p)| p.to_lowercase().contains(f.as_str()))
+            })
+    }
+}
+
+/// One search: the request, its plan and filters, over a snapshot. Its methods are the
+/// steps of [`Snapshot::search`].
+struct Search<'s> {
+    snap: &'s Snapshot,
+    req: &'s SearchRequest,
+    plan: &'s Plan,
+    filters: Filters,
+}
+
+impl Search<'_> {
+    /// The result order: relevance (rounded score, then conversation id and turn) or recency.
+    fn rank(&self, a: &Hit, b: &Hit) -> Ordering {
+        let meta = |h: &Hit| self.snap.index.segs[h.seg].seg.doc(h.doc);
+        let key = |h: &Hit| {
+            let m = meta(h);
+            let id = self.snap.catalog.get(m.conv).map_or("", |c| c.id.as_str());
+            (id, m.turn)
+        };
+        match self.req.sort {
+            SortOrder::Relevance => index::scoring::by_score(a, b, |a, b| key(a).cmp(&key(b))),
+            SortOrder::Recent => meta(b)
+                .timestamp
+                .cmp(&meta(a).timestamp)
+                .then_with(|| key(a).cmp(&key(b))),
+        }
+    }
+
+    /// The best `offset + limit` matches and their count. A broad query on a large index
+    /// runs on two threads, each over half the segments (a single term is pruned well
+    /// enough on one thread).
+    fn evaluate(&self) -> Evaluation {
+        let index = &self.snap.index;
+        let work: u64 = self.plan.terms.iter().map(|t| index.df(&t.text)).sum();
+        if work < PARALLEL_POSTINGS || self.plan.labels.len() < 2 || index.segs.len() < 2 {
+            let all: Vec<usize> = (0..index.segs.len()).collect();
+            return self.evaluate_part(&all, None);
+        }
+        let shared = AtomicU32::new(0);
+        let [a, b] = index::topk::halves(index);
+        let (ea, eb) = std::thread::scope(|s| {
+            let other = s.spawn(|| self.evaluate_part(&b, Some(&shared)));
+            let mine = self.evaluate_part(&a, Some(&shared));
+            (mine, other.join())
+        });
+        match eb {
+            Ok(eb) => self.merge(ea, eb),
+            Err(_) => ea,
+        }
+    }
+
+    /// Evaluates the segments `scan`, sharing the k-th best score with the other half.
+    fn evaluate_part(&self, scan: &[usize], shared: Option<&AtomicU32>) -> Evaluation {
+        let snap = self.snap;
+        let (pruning, surely_on) = match self.req.sort {
+            SortOrder::Relevance => (Pruning::ByScore, true),
+            // the cheap count assumes relevance order
+            SortOrder::Recent => (Pruning::Off, false),
+        };
+        let no_filters = self.filters.none();
+        let mut seen: FxHashSet<u64> = FxHashSet::default();
+        let accept = |si: usize, d: u32, meta: &DocMeta, fields: u8| {
+            self.filters.passes(snap, si, d, meta, fields)
+                && (!snap.collapsible(meta.dup_key) || seen.insert(meta.dup_key))
+        };
+        // a document no filter can reject and that is no collapsible copy is counted as is
+        let surely =
+            |seg: &Segment, d: u32| surely_on && no_filters && !snap.collapsible(seg.key_of(d));
+        let request = EvalRequest {
+            view: &snap.index,
+            scan,
+            plan: self.plan,
+            params: &Bm25::default(),
+            k: self.want(),
+            rank: |a: &Hit, b: &Hit| self.rank(a, b),
+            pruning,
+            shared,
+        };
+        index::evaluate(&request, accept, surely)
+    }
+
+    fn want(&self) -> usize {
+        self.req.offset + self.req.limit
+    }
+
+    /// The two halves' results as one: ranked, copies collapsed, cut to what is wanted.
+    fn merge(&self, a: Evaluation, b: Evaluation) -> Evaluation {
+        let snap = self.snap;
+        let mut hits: Vec<Hit> = a.hits.into_iter().chain(b.hits).collect();
+        hits.sort_by(|x, y| self.rank(x, y));
+        let mut seen: FxHashSet<u64> = FxHashSet::default();
+        hits.retain(|h| {
+            let k = snap.index.segs[h.seg].seg.key_of(h.doc);
+            !snap.collapsible(k) || seen.insert(k)
+        });
+        hits.truncate(self.want());
+        Evaluation {
+            total: a.total + b.total,
+            // copies split across the halves may be counted twice
+            exact: a.exact && b.exact && snap.dup_multi.is_empty(),
+            hits,
+        }
+    }
+
+    /// The match count and whether it is exact. A single plain keyword without filters
+    /// matches exactly its live documents, however much pruning skipped.
+    fn count(&self, eval: &Evaluation) -> (usize, bool) {
+        let plan = self.plan;
+        if !eval.exact
+            && self.filters.none()
+            && self.snap.dup_multi.is_empty()
+            && plan.terms.len() == 1
+            && plan.prefixes.is_empty()
+            && plan.excluded.is_empty()
+            && plan.phrases.is_empty()
+            && plan.excluded_phrases.is_empty()
+        {
+            return (self.snap.index.df(&plan.terms[0].text) as usize, true);
+        }
+        (eval.total, eval.exact)
+    }
+
+    /// A hit as the caller sees it: the earliest copy of the turn, with its snippet.
+    fn hit(&self, h: &Hit) -> Option<SearchHit> {
+        let snap = self.snap;
+        let conv_passes = |c: u32| self.filters.conv_passes(c);
+        let (seg, doc) = snap.earliest_copy(h.seg, h.doc, &conv_passes);
+        let segment = &snap.index.segs[seg].seg;
+        let meta = segment.doc(doc);
+        let conv = Arc::clone(snap.catalog.get(meta.conv)?);
+        let text = segment.text(doc);
+        let snippet = snippet::centred(
+            &prose(text.user, text.assistant),
+            text.tools,
+            self.plan,
+            SNIPPET_CHARS,
+        );
+        Some(SearchHit {
+            project: snap.project_of(&conv),
+            this_project: snap.project.contains(&conv),
+            conv,
+            turn: meta.turn,
+            score: index::scoring::quantize(h.score) as f64 / 10_000.0,
+            timestamp: (meta.timestamp != i64::MIN).then_some(meta.timestamp),
+            snippet: snippet.text,
+            matched_terms: self.plan.matched_labels(h.groups),
+            tools_only: snippet.tools_only,
+        })
+    }
+}
+
 /// The prose of a turn a snippet is cut from: prompt and reply.
 pub fn prose(user: &str, assistant: &str) -> String {
     match (user.is_empty(), assistant.is_empty()) {
@@ -107,8 +335,8 @@ impl Snapshot {
         if req.project.is_none()
             && req.source.is_none()
             && req.git_branch.is_none()
-            && only.is_none()
             && req.scope == Scope::All
+            && only.is_none()
         {
             return None;
         }
@@ -140,8 +368,7 @@ impl Snapshot {
     }
 
     pub fn search(&self, req: &SearchRequest) -> SearchOutcome {
-        let mut tok = Tokenizer::new();
-        let plan = index::query::parse(&req.query, &mut tok);
+        let plan = index::query::parse(&req.query, &mut Tokenizer::new());
         if plan.is_empty() {
             return SearchOutcome {
                 total: 0,
@@ -150,44 +377,32 @@ impl Snapshot {
                 searchable: false,
             };
         }
-        let conv_ok = self.conv_filter(req);
-        let conv_passes = |c: u32| {
-            conv_ok
-                .as_ref()
-                .is_none_or(|ok| ok.get(c as usize).copied().unwrap_or(false))
+        let search = Search {
+            snap: self,
+            req,
+            filters: Filters::new(self, req),
+            plan: &plan,
         };
-        let eval = match self.prior_split(req, conv_ok.as_deref()) {
-            Some((inside, outside)) => self.merge_prior(
-                self.evaluate(req, &plan, Some(&inside)),
-                self.evaluate(req, &plan, Some(&outside)),
-                req,
-            ),
-            None => self.evaluate(req, &plan, conv_ok.as_deref()),
+        let eval = match self.prior_split(req, search.filters.conv_ok.as_deref()) {
+            // this project's conversations and the others' apart, then merged under the prior
+            Some((inside, outside)) => {
+                let part = |ok: Vec<bool>| {
+                    let filters = Filters {
+                        conv_ok: Some(ok),
+                        ..search.filters.clone()
+                    };
+                    Search { filters, ..search }.evaluate()
+                };
+                self.merge_prior(part(inside), part(outside), req)
+            }
+            None => search.evaluate(),
         };
-        let no_filters = conv_ok.is_none()
-            && req.since.is_none()
-            && req.until.is_none()
-            && req.role.is_none()
-            && req.tool.is_none()
-            && req.file.is_none();
-        let (mut total, mut total_exact, top) = (eval.total, eval.exact, eval.hits);
-        // a single plain keyword without filters matches exactly its live documents
-        if !total_exact
-            && no_filters
-            && self.dup_multi.is_empty()
-            && plan.terms.len() == 1
-            && plan.prefixes.is_empty()
-            && plan.excluded.is_empty()
-            && plan.phrases.is_empty()
-            && plan.excluded_phrases.is_empty()
-        {
-            total = self.index.df(&plan.terms[0].text) as usize;
-            total_exact = true;
-        }
-        let hits = top
-            .into_iter()
+        let (total, total_exact) = search.count(&eval);
+        let hits = eval
+            .hits
+            .iter()
             .skip(req.offset)
-            .filter_map(|h| self.hit(&h, &plan, &conv_passes))
+            .filter_map(|h| search.hit(h))
             .collect();
         SearchOutcome {
             total,
@@ -195,37 +410,6 @@ impl Snapshot {
             hits,
             searchable: true,
         }
-    }
-
-    /// A ranked hit as a search result: its earliest copy, with a snippet.
-    fn hit(
-        &self,
-        h: &Hit,
-        plan: &index::Plan,
-        conv_passes: &dyn Fn(u32) -> bool,
-    ) -> Option<SearchHit> {
-        let (seg, doc) = self.earliest_copy(h.seg, h.doc, conv_passes);
-        let segment = &self.index.segs[seg].seg;
-        let meta = segment.doc(doc);
-        let conv = Arc::clone(self.catalog.get(meta.conv)?);
-        let text = segment.text(doc);
-        let snippet = snippet::centred(
-            &prose(text.user, text.assistant),
-            text.tools,
-            plan,
-            SNIPPET_CHARS,
-        );
-        Some(SearchHit {
-            project: self.project_of(&conv),
-            this_project: self.project.contains(&conv),
-            conv,
-            turn: meta.turn,
-            score: index::scoring::quantize(h.score) as f64 / 10_000.0,
-            timestamp: (meta.timestamp != i64::MIN).then_some(meta.timestamp),
-            snippet: snippet.text,
-            matched_terms: plan.matched_labels(h.groups),
-            tools_only: snippet.tools_only,
-        })
     }
 
     /// With the prior in effect (relevance order over every project, a known project holding
@@ -259,10 +443,10 @@ impl Snapshot {
     /// multiplied by [`PROJECT_PRIOR`]: exactly the best of all documents under the prior.
     fn merge_prior(
         &self,
-        inside: index::Evaluation,
-        outside: index::Evaluation,
+        inside: Evaluation,
+        outside: Evaluation,
         req: &SearchRequest,
-    ) -> index::Evaluation {
+    ) -> Evaluation {
         let boosted = inside.hits.into_iter().map(|mut h| {
             h.score *= PROJECT_PRIOR;
             h.rounded = index::scoring::quantize(h.score);
@@ -281,139 +465,16 @@ impl Snapshot {
             k == 0 || !self.dup_multi.contains(&k) || seen.insert(k)
         });
         hits.truncate(req.offset + req.limit);
-        index::Evaluation {
+        Evaluation {
             total: inside.total + outside.total,
             exact: inside.exact && outside.exact && self.dup_multi.is_empty(),
             hits,
         }
     }
 
-    /// The best `offset + limit` matches of `plan` among documents passing the filters, with
-    /// `conv_ok` as the per-conversation verdict.
-    fn evaluate(
-        &self,
-        req: &SearchRequest,
-        plan: &index::Plan,
-        conv_ok: Option<&[bool]>,
-    ) -> index::Evaluation {
-        let conv_passes =
-            |c: u32| conv_ok.is_none_or(|ok| ok.get(c as usize).copied().unwrap_or(false));
-        let tool = req.tool.as_ref().map(|t| t.to_lowercase());
-        let file = req.file.as_ref().map(|f| f.to_lowercase());
-        let role_bit = req.role.map(|r| match r {
-            MatchRole::User => 1u8 << FIELD_USER,
-            MatchRole::Assistant => 1u8 << FIELD_ASSISTANT,
-        });
-        // whether a document passes the filters (duplicates are collapsed by the caller's set)
-        let passes = |si: usize, d: u32, meta: &index::DocMeta, fields: u8| {
-            if !conv_passes(meta.conv) || self.catalog.get(meta.conv).is_none() {
-                return false;
-            }
-            if req.since.is_some_and(|s| meta.timestamp < s)
-                || req.until.is_some_and(|u| meta.timestamp >= u)
-            {
-                return false;
-            }
-            if role_bit.is_some_and(|bit| fields & bit == 0) {
-                return false;
-            }
-            if tool.is_some() || file.is_some() {
-                let tools = self.index.segs[si].seg.text(d).tools;
-                if let Some(t) = &tool {
-                    if !facts::tool_names(tools).any(|n| n.to_lowercase() == *t) {
-                        return false;
-                    }
-                }
-                if let Some(f) = &file {
-                    if !facts::files(tools).any(|(_, p)| p.to_lowercase().contains(f.as_str())) {
-                        return false;
-                    }
-                }
-            }
-            true
-        };
-        let collapsible =
-            |key: u64| key != 0 && !self.dup_multi.is_empty() && self.dup_multi.contains(&key);
-        let key = |h: &Hit| {
-            let meta = self.index.segs[h.seg].seg.doc(h.doc);
-            let id = self.catalog.get(meta.conv).map_or("", |c| c.id.as_str());
-            (id, meta.turn)
-        };
-        let ts = |h: &Hit| self.index.segs[h.seg].seg.doc(h.doc).timestamp;
-        let rank = |a: &Hit, b: &Hit| match req.sort {
-            SortOrder::Relevance => index::scoring::by_score(a, b, |a, b| key(a).cmp(&key(b))),
-            SortOrder::Recent => ts(b).cmp(&ts(a)).then_with(|| key(a).cmp(&key(b))),
-        };
-        let want = req.offset + req.limit;
-        let params = Bm25::default();
-        // a document no filter can reject and that is no collapsible copy is counted as is
-        let no_filters = conv_ok.is_none()
-            && req.since.is_none()
-            && req.until.is_none()
-            && role_bit.is_none()
-            && tool.is_none()
-            && file.is_none();
-        let surely = |seg: &index::Segment, d: u32| no_filters && !collapsible(seg.key_of(d));
-        let (pruning, surely_on) = match req.sort {
-            SortOrder::Relevance => (index::Pruning::ByScore, true),
-            // the cheap count assumes relevance order
-            SortOrder::Recent => (index::Pruning::Off, false),
-        };
-        let shared = std::sync::atomic::AtomicU32::new(0);
-        let run = |scan: &[usize], shared: Option<&std::sync::atomic::AtomicU32>| {
-            let mut seen: FxHashSet<u64> = FxHashSet::default();
-            let accept = |si: usize, d: u32, meta: &index::DocMeta, fields: u8| {
-                passes(si, d, meta, fields)
-                    && (!collapsible(meta.dup_key) || seen.insert(meta.dup_key))
-            };
-            let surely = |seg: &index::Segment, d: u32| surely_on && surely(seg, d);
-            index::evaluate(
-                &self.index,
-                scan,
-                plan,
-                &params,
-                accept,
-                surely,
-                want,
-                rank,
-                pruning,
-                shared,
-            )
-        };
-        // a broad query on a large index runs on two threads, each over half the segments
-        // (a single term is pruned well enough on one thread)
-        let work: u64 = plan.terms.iter().map(|t| self.index.df(&t.text)).sum();
-        if work >= PARALLEL_POSTINGS && plan.labels.len() >= 2 && self.index.segs.len() >= 2 {
-            let [a, b] = index::topk::halves(&self.index);
-            let (ea, eb) = std::thread::scope(|s| {
-                let other = s.spawn(|| run(&b, Some(&shared)));
-                let mine = run(&a, Some(&shared));
-                (mine, other.join())
-            });
-            match eb {
-                Ok(eb) => {
-                    let mut hits: Vec<Hit> = ea.hits.into_iter().chain(eb.hits).collect();
-                    hits.sort_by(rank);
-                    let mut seen: FxHashSet<u64> = FxHashSet::default();
-                    hits.retain(|h| {
-                        let k = self.index.segs[h.seg].seg.key_of(h.doc);
-                        !collapsible(k) || seen.insert(k)
-                    });
-                    hits.truncate(want);
-                    // copies split across the halves may be counted twice
-                    let exact = ea.exact && eb.exact && self.dup_multi.is_empty();
-                    index::Evaluation {
-                        total: ea.total + eb.total,
-                        exact,
-                        hits,
-                    }
-                }
-                Err(_) => ea,
-            }
-        } else {
-            let all: Vec<usize> = (0..self.index.segs.len()).collect();
-            run(&all, None)
-        }
+    /// Whether copies of documents with this duplicate key are collapsed to one.
+    fn collapsible(&self, key: u64) -> bool {
+        key != 0 && !self.dup_multi.is_empty() && self.dup_multi.contains(&key)
     }
 
     /// Among live copies of a document (same duplicate key) in conversations that pass the

@@ -8,8 +8,8 @@ use super::{Root, Shared, Snapshot, SourceHealth, Stats};
 use crate::index::{IndexView, NewDoc, Segment, SegmentBuilder, Tokenizer, facts};
 use crate::store::TurnRecord;
 use crate::transcript::{ConvState, FileOp, Role, SourceFile, ToolKind, Turn};
-use crate::util::hash::FxHashMap;
 use crate::util::time::now_ms;
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -166,6 +166,11 @@ impl Writer {
             archive: None,
             touched: Vec::new(),
         }
+    }
+
+    /// Paths of the transcript files indexed now.
+    pub fn file_paths(&self) -> impl Iterator<Item = &std::path::Path> {
+        self.files.keys().map(PathBuf::as_path)
     }
 
     pub fn roots(&self) -> &Arc<Vec<Root>> {

@@ -85,8 +85,11 @@ pub fn run(
         None
     } else {
         match Watch::start(&roots, tx) {
-            Ok(w) => {
+            Ok(mut w) => {
                 status.set_mode(WatchMode::Watch, None);
+                for (dir, reason) in w.take_polled() {
+                    status.add_polled(dir, reason);
+                }
                 Some(w)
             }
             Err(e) => {
@@ -100,6 +103,9 @@ pub fn run(
         }
     };
     let dirty = writer.start(cache.as_ref());
+    if let Some(w) = watch.as_mut() {
+        w.follow_links(writer.file_paths());
+    }
     let mut saver = Saver {
         cache,
         dirty,
@@ -115,7 +121,9 @@ pub fn run(
         let mut wake = schedule
             .next_deadline()
             .unwrap_or(now + Duration::from_secs(3600));
-        if watch.is_none() {
+        // directories that cannot be watched are polled while the rest is watched
+        let polling = watch.is_none() || !status.polled().is_empty();
+        if polling {
             wake = wake.min(next_poll);
         }
         if let Some(due) = saver.due() {
@@ -139,11 +147,25 @@ pub fn run(
                         Wake::Fs(Ok(event)) => {
                             let (p, lost) = watch::changed_paths(event);
                             rescan |= lost;
-                            paths.extend(p);
+                            match watch.as_ref() {
+                                Some(w) => paths.extend(p.into_iter().map(|p| w.translate(p))),
+                                None => paths.extend(p),
+                            }
                         }
                         Wake::Fs(Err(e)) => {
-                            tracing::warn!("file watcher error: {e}");
-                            status.set_error(e.to_string());
+                            let reason = watch::why(&e);
+                            tracing::warn!("file watcher error: {reason}");
+                            // a directory the watcher could not add (the limit reached while
+                            // running) is polled from now on
+                            let dirs = if e.paths.is_empty() {
+                                roots.clone()
+                            } else {
+                                e.paths
+                            };
+                            for dir in dirs {
+                                status.add_polled(dir, reason.clone());
+                            }
+                            status.set_error(reason);
                             rescan = true;
                         }
                     }
@@ -156,6 +178,9 @@ pub fn run(
                             Ok(appeared) => {
                                 for root in appeared {
                                     schedule.note(root, now);
+                                }
+                                for (dir, reason) in w.take_polled() {
+                                    status.add_polled(dir, reason);
                                 }
                             }
                             Err(e) => {
@@ -191,13 +216,18 @@ pub fn run(
         }
         let now = Instant::now();
         let due = schedule.take_due(now);
+        let mut changed = false;
         if !due.is_empty() {
-            saver.dirty |= writer.apply(&due);
+            changed |= writer.apply(&due);
         }
-        if rescan || (watch.is_none() && now >= next_poll) {
-            saver.dirty |= writer.poll();
+        if rescan || (polling && now >= next_poll) {
+            changed |= writer.poll();
             next_poll = Instant::now() + cfg.poll_interval;
         }
+        if let (true, Some(w)) = (changed, watch.as_mut()) {
+            w.follow_links(writer.file_paths());
+        }
+        saver.dirty |= changed;
         // other servers' commits, the writer lock, retention
         if writer.store_due().is_some_and(|d| d <= Instant::now()) {
             saver.dirty |= writer.store_tick();

@@ -35,6 +35,8 @@ pub struct LiveStatus {
     pub events: AtomicU64,
     pub debounce_ms: AtomicU64,
     pub max_staleness_ms: AtomicU64,
+    /// Directories that cannot be watched and are polled instead, each with the reason.
+    polled: Mutex<Vec<(std::path::PathBuf, String)>>,
 }
 
 impl LiveStatus {
@@ -64,6 +66,23 @@ impl LiveStatus {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .1
+            .clone()
+    }
+
+    /// Notes a directory polled instead of watched (once per path; the latest reason kept).
+    pub fn add_polled(&self, dir: std::path::PathBuf, reason: String) {
+        let mut g = self.polled.lock().unwrap_or_else(|p| p.into_inner());
+        match g.iter_mut().find(|(d, _)| *d == dir) {
+            Some(entry) => entry.1 = reason,
+            None => g.push((dir, reason)),
+        }
+    }
+
+    /// Directories polled instead of watched, with the reason.
+    pub fn polled(&self) -> Vec<(std::path::PathBuf, String)> {
+        self.polled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
             .clone()
     }
 

@@ -12,13 +12,13 @@
 mod checks;
 pub mod rules;
 
-use crate::util::hash::Fnv64;
 use aho_corasick::AhoCorasick;
 use regex::Regex;
 use rules::RULES;
 use std::borrow::Cow;
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use xxhash_rust::xxh3::Xxh3Default;
 
 /// Version of the rules' checks; bump it when a check in `checks.rs` changes what it accepts.
 /// Patterns and anchors enter [`fingerprint`] by themselves.
@@ -156,7 +156,7 @@ impl Redactor {
     /// Compiles `rules` (and an `extra` pattern without anchors, checked on every text).
     /// Panics on an invalid built-in pattern: the unit tests compile every rule.
     pub fn new(rules: &'static [Rule], extra: Option<&str>) -> Self {
-        let mut h = Fnv64::default();
+        let mut h = Xxh3Default::new();
         h.update(&RULES_VERSION.to_le_bytes());
         let mut compiled = Vec::new();
         let mut anchors = Vec::new();
@@ -200,7 +200,7 @@ impl Redactor {
             gate,
             anchors,
             unanchored,
-            fingerprint: h.0,
+            fingerprint: h.digest(),
         }
     }
 

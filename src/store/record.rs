@@ -6,9 +6,9 @@ use crate::transcript::{
     Attachment, ConvMeta, Role, SourceFile, SummaryRecord, ToolCall, ToolKind, Turn,
 };
 use crate::util::codec::{Decoder, Encoder, corrupt};
-use crate::util::hash::Fnv64;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
+use xxhash_rust::xxh3::Xxh3Default;
 
 /// Payloads shorter than this are stored as they are (deflate would not pay off).
 const COMPRESS_MIN: usize = 96;
@@ -30,11 +30,11 @@ pub struct TurnRecord {
 
 /// The content hash of a payload and timestamp.
 fn content_hash(payload: &[u8], timestamp: Option<i64>) -> u64 {
-    let mut h = Fnv64::default();
+    let mut h = Xxh3Default::new();
     h.update(payload);
     h.update(&timestamp.unwrap_or(i64::MIN).to_le_bytes());
     // 0 never appears, so a zeroed column reads as damaged
-    h.0.max(1)
+    h.digest().max(1)
 }
 
 /// Compresses a payload: one tag byte (0 stored, 1 deflate) then the bytes.

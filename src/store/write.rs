@@ -323,9 +323,7 @@ const REDACT_KEY: &str = "redact_key";
 
 /// [`crate::redact::key_bytes`] as stored in `meta`.
 fn redact_key() -> i64 {
-    let mut h = crate::util::hash::Fnv64::default();
-    h.update(&crate::redact::key_bytes());
-    h.0 as i64
+    xxhash_rust::xxh3::xxh3_64(&crate::redact::key_bytes()) as i64
 }
 
 impl StoreWriter {

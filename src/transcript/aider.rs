@@ -15,9 +15,10 @@ use super::{
     ToolKind, Turn, TurnBuilder,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::{Fnv64, FxHashSet};
 use crate::util::time::parse_iso;
+use rustc_hash::FxHashSet;
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::xxh3_64;
 
 pub const FORMAT: &str = "aider";
 
@@ -114,7 +115,7 @@ fn source(path: &Path) -> Option<SourceFile> {
 fn file_key(path: &Path) -> String {
     format!(
         "{:08x}",
-        Fnv64::of(path.as_os_str().as_encoded_bytes()) as u32
+        xxh3_64(path.as_os_str().as_encoded_bytes()) as u32
     )
 }
 

@@ -15,12 +15,12 @@ use super::{
     Adapter, At, ConvMeta, ConvState, Reader, Role, SourceFile, TurnBuilder, UnitRead, UnitReader,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::Fnv64;
 use crate::util::time::any_ms;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::io;
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::xxh3_64;
 
 pub const FORMAT: &str = "amp";
 
@@ -230,7 +230,7 @@ impl UnitReader for AmpReader {
             }
             Err(e) => return Err(e),
         };
-        let fp = Fnv64::of(format!("{}{:?}{:?}", conv.id, conv.meta, conv.completed).as_bytes());
+        let fp = xxh3_64(format!("{}{:?}{:?}", conv.id, conv.meta, conv.completed).as_bytes());
         let changed = self.fingerprint.replace(fp) != Some(fp);
         Ok(UnitRead {
             present: vec![conv.id.clone()],

@@ -9,18 +9,21 @@ use super::{
     SummaryRecord, TurnBuilder,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::{Fnv64, FxHashSet};
 use crate::util::time::parse_iso;
+use rustc_hash::FxHashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::path::Path;
+use xxhash_rust::xxh3::xxh3_64;
 
 mod discover;
 pub mod prompt;
 mod tool;
 mod user;
-pub use discover::{Entry, discover_project, discover_subagents, sorted_entries, subagent_id};
+pub use discover::{
+    Entry, discover_project, discover_subagents, links_within, sorted_entries, subagent_id,
+};
 use discover::{nested_subagent, project_file};
 pub use prompt::{prompt_text, strip_elements};
 
@@ -44,7 +47,7 @@ impl Adapter for Claude {
     fn discover(&self, root: &Path, pattern: &Glob) -> Vec<SourceFile> {
         let mut out = Vec::new();
         for e in sorted_entries(root).into_iter().filter(|e| e.is_dir) {
-            if pattern.matches(&e.name) {
+            if pattern.matches(&e.name) && !links_within(&e.path, root) {
                 discover_project(&e.path, &e.name, &mut out);
             }
         }
@@ -55,16 +58,24 @@ impl Adapter for Claude {
         let Ok(rel) = dir.strip_prefix(root) else {
             return Vec::new();
         };
-        let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
+        // names are bytes: a non-UTF-8 one reads lossily but keeps its place (never dropped,
+        // which would shift the parts and misfile what lies below it)
+        let comps: Vec<&std::ffi::OsStr> = rel.iter().collect();
+        let lossy: Vec<_> = comps.iter().map(|c| c.to_string_lossy()).collect();
+        let parts: Vec<&str> = lossy.iter().map(|c| c.as_ref()).collect();
         let mut out = Vec::new();
         match parts.as_slice() {
             [] => return self.discover(root, pattern),
             [project, rest @ ..] if pattern.matches(project) => {
-                let project_dir = root.join(project);
+                let project_dir = root.join(comps[0]);
+                if links_within(&project_dir, root) {
+                    return out;
+                }
                 match rest {
                     [] => discover_project(&project_dir, project, &mut out),
                     [session] | [session, "subagents"] => {
-                        discover_subagents(&project_dir.join(session), project, session, &mut out)
+                        let session_dir = project_dir.join(comps[1]);
+                        discover_subagents(&session_dir, project, session, &mut out)
                     }
                     _ => {}
                 }
@@ -76,7 +87,12 @@ impl Adapter for Claude {
 
     fn classify(&self, root: &Path, pattern: &Glob, path: &Path) -> Option<SourceFile> {
         let rel = path.strip_prefix(root).ok()?;
-        let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
+        let comps: Vec<&std::ffi::OsStr> = rel.iter().collect();
+        let lossy: Vec<_> = comps.iter().map(|c| c.to_string_lossy()).collect();
+        let parts: Vec<&str> = lossy.iter().map(|c| c.as_ref()).collect();
+        if parts.len() > 1 && links_within(&root.join(comps[0]), root) {
+            return None;
+        }
         match parts.as_slice() {
             [project, file] if pattern.matches(project) => project_file(path, project, file),
             [project, session, "subagents", _] if pattern.matches(project) => {
@@ -295,11 +311,9 @@ fn fill(slot: &mut Option<String>, value: &LStr) {
     }
 }
 
-impl LineParser for ClaudeParser {
-    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return Ok(());
-        }
+impl ClaudeParser {
+    /// One non-blank line; `line` may be the repaired copy of the line read.
+    fn record(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
         // Strings we read are validated as UTF-8; skipped values (tool output) are not, so a
         // bad byte inside a tool result does not cost the record.
         let rec: Record =
@@ -308,7 +322,7 @@ impl LineParser for ClaudeParser {
             return Err(LineError::NoType);
         };
         let timestamp = rec.timestamp.as_deref().and_then(parse_iso);
-        let dup_key = rec.uuid.as_deref().map(|u| Fnv64::of(u.as_bytes()));
+        let dup_key = rec.uuid.as_deref().map(|u| xxh3_64(u.as_bytes()));
         let at = At {
             offset,
             timestamp,
@@ -339,7 +353,7 @@ impl LineParser for ClaudeParser {
             "summary" => {
                 if let Some(text) = rec.summary.non_empty() {
                     let leaf = rec.leaf_uuid.into_owned();
-                    let leaf_hash = leaf.as_deref().map(|l| Fnv64::of(l.as_bytes()));
+                    let leaf_hash = leaf.as_deref().map(|l| xxh3_64(l.as_bytes()));
                     let leaf_in_file = match (leaf_hash, &self.seen) {
                         (Some(h), Some(seen)) => seen.contains(&h),
                         _ => false,
@@ -371,6 +385,15 @@ impl LineParser for ClaudeParser {
             _ => {}
         }
         Ok(())
+    }
+}
+
+impl LineParser for ClaudeParser {
+    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        super::lenient::retry_repaired(line, |l| self.record(offset, l))
     }
 
     fn unknown_kinds(&self) -> Vec<(String, u64)> {

@@ -3,7 +3,7 @@
 //! that changed since the last drain (the session always comes first, so a file that grows a
 //! sub-agent never looks like a single conversation that changed its id).
 use super::{ConvMeta, ConvState, ToolCall, TurnBuilder};
-use crate::util::hash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 /// One conversation of the file.
 #[derive(Debug, Default)]

@@ -18,7 +18,7 @@ use super::{
     ToolCall, ToolKind,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::FxHashMap;
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::{Path, PathBuf};

@@ -20,12 +20,13 @@ use super::{
     UnitRead, UnitReader,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::{Fnv64, FxHashMap};
 use crate::util::time::epoch_ms;
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::io;
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::xxh3_64;
 
 pub const FORMAT: &str = "crush";
 
@@ -326,7 +327,7 @@ impl UnitReader for CrushReader {
         for s in &sessions {
             let msgs = by_session.get(s.id.as_str()).map_or(&[][..], |v| v);
             let c = conversation(s, cwd, msgs);
-            let hash = Fnv64::of(format!("{:?}{:?}", c.meta, c.completed).as_bytes());
+            let hash = xxh3_64(format!("{:?}{:?}", c.meta, c.completed).as_bytes());
             read.present.push(c.id.clone());
             reported.insert(c.id.clone(), hash);
             if self.reported.get(&c.id) != Some(&hash) {

@@ -11,15 +11,15 @@
 use super::blocks::{self, Blocks};
 use super::claude::prompt::strip_elements;
 use super::claude::sorted_entries;
-use super::lenient::LStr;
+use super::lenient::{self, LStr};
 use super::{
     Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, Role, SourceFile, TurnBuilder,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::Fnv64;
 use crate::util::time::parse_iso;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::xxh3_64;
 
 pub const FORMAT: &str = "droid";
 
@@ -169,7 +169,7 @@ impl DroidParser {
                 };
                 self.meta.first_prompt.get_or_insert_with(|| text.clone());
                 let key = r.id.non_empty().map(|id| {
-                    Fnv64::of(format!("{id}\0{}", r.timestamp.as_deref().unwrap_or("")).as_bytes())
+                    xxh3_64(format!("{id}\0{}", r.timestamp.as_deref().unwrap_or("")).as_bytes())
                 });
                 self.turns.prompt(At { dup_key: key, ..at }, text);
             }
@@ -186,11 +186,9 @@ impl DroidParser {
     }
 }
 
-impl LineParser for DroidParser {
-    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return Ok(());
-        }
+impl DroidParser {
+    /// One non-blank line; `line` may be the repaired copy of the line read.
+    fn record(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
         let text = std::str::from_utf8(line).map_err(|_| LineError::Utf8)?;
         let r: Record = serde_json::from_str(text).map_err(|e| LineError::Json(e.to_string()))?;
         let timestamp = r.timestamp.as_deref().and_then(parse_iso);
@@ -210,6 +208,15 @@ impl LineParser for DroidParser {
             Some(_) => self.turns.touch(timestamp),
         }
         Ok(())
+    }
+}
+
+impl LineParser for DroidParser {
+    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        lenient::retry_repaired(line, |l| self.record(offset, l))
     }
 
     fn drain(&mut self) -> Vec<ConvState> {

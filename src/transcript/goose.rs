@@ -19,12 +19,13 @@ use super::{
     Adapter, At, ConvMeta, ConvState, Reader, Role, SourceFile, TurnBuilder, UnitRead, UnitReader,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::{Fnv64, FxHashMap};
 use crate::util::time::{epoch_ms, parse_iso};
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::io;
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::xxh3_64;
 
 pub const FORMAT: &str = "goose";
 
@@ -329,7 +330,7 @@ impl UnitReader for GooseReader {
         let mut read = UnitRead::default();
         let mut reported = FxHashMap::default();
         for c in convs {
-            let hash = Fnv64::of(format!("{:?}{:?}", c.meta, c.completed).as_bytes());
+            let hash = xxh3_64(format!("{:?}{:?}", c.meta, c.completed).as_bytes());
             read.present.push(c.id.clone());
             reported.insert(c.id.clone(), hash);
             if self.reported.get(&c.id) != Some(&hash) {

@@ -21,11 +21,12 @@ use super::{
     UnitReader,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::{Fnv64, FxHashMap, FxHashSet};
 use crate::util::time::parse_iso;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::xxh3_64;
 
 pub const FORMAT: &str = "qwen";
 
@@ -369,7 +370,7 @@ fn conversation(id: String, recs: &[&Rec]) -> ConvState {
                 let key = r
                     .uuid
                     .as_ref()
-                    .map(|u| Fnv64::of(format!("{u}\0{}", r.stamp).as_bytes()));
+                    .map(|u| xxh3_64(format!("{u}\0{}", r.stamp).as_bytes()));
                 turns.prompt(At { dup_key: key, ..at }, text.clone());
             }
             What::Reply(text, calls) => {
@@ -441,7 +442,7 @@ impl UnitReader for QwenReader {
         let present = convs.iter().map(|c| c.id.clone()).collect();
         let mut changed = Vec::new();
         for c in convs {
-            let fp = Fnv64::of(format!("{:?}{:?}", c.meta, c.completed).as_bytes());
+            let fp = xxh3_64(format!("{:?}{:?}", c.meta, c.completed).as_bytes());
             if self.fingerprints.insert(c.id.clone(), fp) != Some(fp) {
                 changed.push(c);
             }

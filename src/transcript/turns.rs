@@ -1,7 +1,7 @@
 //! Format-agnostic turn construction: adapters report prompts, assistant text and tool calls in
 //! file order; the builder groups them into numbered turns and drops streamed duplicates.
 use super::tools::ToolCall;
-use crate::util::hash::{FxHashMap, FxHashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// One turn: a human prompt and everything the assistant said and called until the next one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -68,7 +68,7 @@ fn one_warning_per_file_on_stderr() {
 }
 
 #[test]
-fn non_utf8_line_is_skipped_and_counted() {
+fn non_utf8_bytes_in_a_string_read_as_replacement_characters() {
     let s = with_bad(|w| {
         let mut line =
             br#"{"type":"user","uuid":"x1","message":{"role":"user","content":"bytesword "#
@@ -77,9 +77,16 @@ fn non_utf8_line_is_skipped_and_counted() {
         line.extend_from_slice(b"\"}}\n");
         w.raw_bytes(&line);
     });
-    assert_good_content_kept(&s);
-    assert_eq!(s.search("bytesword")["total"], 0);
-    assert_eq!(s.index_status()["skipped_lines"], 1);
+    assert_eq!(s.search("cleanword")["total"], 1);
+    assert_eq!(
+        s.user_texts(BAD),
+        [
+            "beforeword prompt",
+            "bytesword \u{fffd}\u{fffd}\u{fffd}",
+            "afterword prompt"
+        ]
+    );
+    assert_eq!(s.index_status()["skipped_lines"], 0);
 }
 
 #[test]

@@ -309,7 +309,12 @@ fn servers_starting_together_share_one_cache_safely() {
     }
     for (i, s) in servers.iter().enumerate() {
         s.wait_ready();
-        let report = wait_written(s);
+        // a server that started after another's first write restores that cache unchanged
+        // and has nothing to write; every other one writes once
+        let report = match cache(s)["start"].as_str() {
+            Some("restored") => cache(s),
+            _ => wait_written(s),
+        };
         assert!(
             report["start"] == "absent" || report["start"] == "restored",
             "server {i}: {report}"

@@ -60,6 +60,15 @@ impl From<CacheReport> for CacheOut {
     }
 }
 
+/// A directory polled because it cannot be watched.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct PolledDir {
+    pub path: String,
+    /// Why it cannot be watched (permission denied, watch limit reached, ...).
+    pub reason: String,
+}
+
 /// Health of one transcript source.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -110,6 +119,9 @@ pub struct StatusOut {
     /// Why watching is unavailable, if it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub watch_error: Option<String>,
+    /// Directories that cannot be watched and are polled instead (the rest is watched).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub polled_dirs: Vec<PolledDir>,
     /// Changed paths waiting for their debounce period.
     pub pending_changes: usize,
     /// Milliseconds the last update took.
@@ -208,6 +220,14 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
         watching: live.watching(),
         watch_mode: live.mode().as_str().to_owned(),
         watch_error: live.error(),
+        polled_dirs: live
+            .polled()
+            .into_iter()
+            .map(|(dir, reason)| PolledDir {
+                path: dir.display().to_string(),
+                reason,
+            })
+            .collect(),
         pending_changes: live.pending.load(Ordering::Relaxed),
         last_update_ms: (snap.stats.last_update_ms * 1000.0).round() / 1000.0,
         debounce_ms: live.debounce_ms.load(Ordering::Relaxed),

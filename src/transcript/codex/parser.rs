@@ -15,11 +15,11 @@ use crate::transcript::{
     At, ConvMeta, ConvState, LineError, LineParser, Role, SourceFile, SummaryRecord, ToolCall,
     ToolKind, TurnBuilder,
 };
-use crate::util::hash::Fnv64;
 use crate::util::time::parse_iso;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::PathBuf;
+use xxhash_rust::xxh3::{Xxh3Default, xxh3_64};
 
 #[derive(Deserialize)]
 struct Envelope<'a> {
@@ -264,11 +264,11 @@ impl CodexParser {
                 return;
             }
         }
-        let mut h = Fnv64::default();
+        let mut h = Xxh3Default::new();
         h.update(self.chain_session.as_deref().unwrap_or("").as_bytes());
         h.update(&self.chain.to_le_bytes());
         h.update(text.as_bytes());
-        self.chain = h.0;
+        self.chain = h.digest();
         if self.keys_only {
             self.keys.push(self.chain);
         }
@@ -306,7 +306,7 @@ impl CodexParser {
         if text.is_empty() {
             return;
         }
-        let h = Fnv64::of(text.as_bytes());
+        let h = xxh3_64(text.as_bytes());
         if let Some(r) = self
             .replies
             .iter_mut()
@@ -406,11 +406,9 @@ fn patch_text(text: &str) -> String {
     }
 }
 
-impl LineParser for CodexParser {
-    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return Ok(());
-        }
+impl CodexParser {
+    /// One non-blank line; `line` may be the repaired copy of the line read.
+    fn record(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
         let text = std::str::from_utf8(line).map_err(|_| LineError::Utf8)?;
         let env: Envelope =
             serde_json::from_str(text).map_err(|e| LineError::Json(e.to_string()))?;
@@ -461,6 +459,15 @@ impl LineParser for CodexParser {
             _ => {}
         }
         Ok(())
+    }
+}
+
+impl LineParser for CodexParser {
+    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        lenient::retry_repaired(line, |l| self.record(offset, l))
     }
 
     fn drain(&mut self) -> Vec<ConvState> {

@@ -14,7 +14,7 @@ use super::lenient::LStr;
 use super::tools::{ToolArgs, kind_of};
 use super::{Adapter, Reader, Role, SourceFile, ToolCall, ToolKind};
 use crate::util::glob::Glob;
-use crate::util::hash::md5_hex;
+use crate::util::md5_hex;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 pub use wire::KimiParser;

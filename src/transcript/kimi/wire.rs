@@ -15,7 +15,7 @@ use crate::transcript::{
     At, Attachment, ConvMeta, ConvState, LineError, LineParser, Role, SourceFile, ToolCall,
     ToolKind,
 };
-use crate::util::hash::FxHashMap;
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::PathBuf;

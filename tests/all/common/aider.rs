@@ -54,13 +54,9 @@ impl AiderHistory {
         format!("aider:{}-{}-{}", self.key(), &digits[..8], &digits[8..14])
     }
 
-    /// The file key in session ids: FNV-1a 64 of the path, low 32 bits in hex.
+    /// The file key in session ids: xxh3-64 of the path, low 32 bits in hex.
     pub fn key(&self) -> String {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in self.path.as_os_str().as_encoded_bytes() {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        let h = xxhash_rust::xxh3::xxh3_64(self.path.as_os_str().as_encoded_bytes());
         format!("{:08x}", h as u32)
     }
 }

@@ -57,9 +57,24 @@ impl McpClient {
     /// Spawns the binary with `args` (tests always pass `--projects-dir`), an isolated HOME and
     /// XDG_CACHE_HOME, piped stdio, and reader threads for stdout and stderr.
     pub fn spawn(args: &[&str], envs: &[(&str, &str)]) -> McpClient {
+        Self::spawn_via(&[], args, envs)
+    }
+
+    /// Like [`Self::spawn`], the binary started through the command `via` (such as
+    /// `setpriv --reuid=...`) when it is not empty.
+    pub fn spawn_via(via: &[&str], args: &[&str], envs: &[(&str, &str)]) -> McpClient {
         let iso = IsolatedEnv::new();
-        let mut child = iso
-            .command(args, envs)
+        let mut cmd = iso.command(args, envs);
+        if let Some((first, rest)) = via.split_first() {
+            let mut wrapped = std::process::Command::new(first);
+            wrapped.args(rest).arg(bin_path()).args(args);
+            iso.apply(&mut wrapped);
+            for (k, v) in envs {
+                wrapped.env(k, v);
+            }
+            cmd = wrapped;
+        }
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

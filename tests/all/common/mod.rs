@@ -97,7 +97,8 @@ pub fn skip(reason: &str) {
 pub fn samples_or_skip() -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
     if p.is_dir() {
-        Some(p)
+        // roots are canonical, and so are ids derived from paths
+        Some(p.canonicalize().unwrap_or(p))
     } else {
         skip("../shared/samples not found");
         None

@@ -1,35 +1,63 @@
-//! Posting lists on the wire: LEB128 varints, delta-coded doc ids, and per-field term
-//! frequencies packed into one byte when they fit; plus the sequential cursor that decodes
-//! them without allocating.
-use super::segment::FIELDS;
+//! What the index stores, and how: a document's fields, the metadata kept per document and
+//! its text by field; and the posting-list format — delta-coded doc ids as LEB128 varints
+//! ([`crate::util::varint`]), per-field term frequencies packed into one byte when they fit —
+//! with the sequential cursor that decodes it without allocating. A leaf: every other index
+//! module builds on these definitions and this module imports none of them.
+use crate::util::varint;
+
+/// Indexed fields of a turn.
+pub const FIELD_USER: usize = 0;
+pub const FIELD_ASSISTANT: usize = 1;
+/// Tool names, files touched and commands run.
+pub const FIELD_TOOLS: usize = 2;
+pub const FIELDS: usize = 3;
 
 /// Term frequencies of one posting, per field.
 pub type Tf = [u32; FIELDS];
 
-/// Appends a LEB128 varint.
-#[inline]
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+/// Per-document metadata kept in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DocMeta {
+    /// The caller's number for the group the document belongs to (a conversation).
+    pub conv: u32,
+    pub turn: u32,
+    /// Epoch milliseconds, `i64::MIN` when unknown.
+    pub timestamp: i64,
+    /// Number of terms in the document (BM25 length).
+    pub len: u32,
+    /// Start of the turn's text in the segment's text arena; field lengths follow.
+    pub text_start: u64,
+    pub field_len: [u32; FIELDS],
+    /// Duplicate-turn fingerprint (0 = none).
+    pub dup_key: u64,
 }
 
-/// Reads a LEB128 varint at `*pos`.
-#[inline]
-pub fn get_varint(buf: &[u8], pos: &mut usize) -> u64 {
-    let mut v = 0u64;
-    let mut shift = 0;
-    while let Some(&b) = buf.get(*pos) {
-        *pos += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        if b < 0x80 {
-            break;
+/// The text of one document, by field.
+#[derive(Debug, Clone, Copy)]
+pub struct DocText<'a> {
+    pub user: &'a str,
+    pub assistant: &'a str,
+    pub tools: &'a str,
+}
+
+impl<'a> DocText<'a> {
+    pub fn field(&self, f: usize) -> &'a str {
+        match f {
+            FIELD_USER => self.user,
+            FIELD_ASSISTANT => self.assistant,
+            _ => self.tools,
         }
-        shift += 7;
     }
-    v
+}
+
+/// A document to add: where it belongs and its text by field.
+#[derive(Debug, Clone, Copy)]
+pub struct NewDoc<'a> {
+    pub conv: u32,
+    pub turn: u32,
+    pub timestamp: Option<i64>,
+    pub dup_key: Option<u64>,
+    pub fields: [&'a str; FIELDS],
 }
 
 /// Encodes per-field frequencies: one byte (user 3 bits, assistant 3 bits, tools 2 bits) when
@@ -41,7 +69,7 @@ pub fn put_tf(out: &mut Vec<u8>, tf: &Tf) {
     } else {
         out.push(0);
         for &f in tf {
-            put_varint(out, u64::from(f));
+            varint::put(out, u64::from(f));
         }
     }
 }
@@ -55,7 +83,7 @@ pub fn get_tf(buf: &[u8], pos: &mut usize) -> Tf {
     }
     let mut tf = [0; FIELDS];
     for f in &mut tf {
-        *f = get_varint(buf, pos) as u32;
+        *f = varint::get(buf, pos) as u32;
     }
     tf
 }
@@ -97,7 +125,7 @@ impl<'a> PostingCursor<'a> {
             return;
         }
         self.left -= 1;
-        let delta = get_varint(self.bytes, &mut self.pos) as u32;
+        let delta = varint::get(self.bytes, &mut self.pos) as u32;
         self.doc = if first { delta } else { base + delta };
         self.tf = get_tf(self.bytes, &mut self.pos);
     }
