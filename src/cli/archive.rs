@@ -42,11 +42,10 @@ pub fn data_dir(global: &GlobalArgs) -> Option<PathBuf> {
     global.data_dir.clone().or_else(crate::store::default_dir)
 }
 
-/// How history is kept: only with `--archive` (opt-in for now: a cold first build is much
-/// slower with the store), never with `--no-archive` (which wins), nor without a home directory
-/// or `--data-dir`.
+/// How history is kept: always (`--archive`, the default, is still accepted), except with
+/// `--no-archive`, with `--no-redact`, or without a home directory or `--data-dir`.
 pub fn config(global: &GlobalArgs) -> Option<ArchiveConfig> {
-    if !global.archive || global.no_archive {
+    if global.no_archive {
         return None;
     }
     if !crate::redact::enabled() {

@@ -80,12 +80,12 @@ pub struct GlobalArgs {
     /// $XDG_DATA_HOME/conversation-search, else ~/.local/share/conversation-search]
     #[arg(long, global = true, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Keep history in the durable store (opt-in for now): a vanished transcript's turns stay
-    /// searchable and readable
-    #[arg(long, global = true)]
+    /// Keep history in the durable store (the default; accepted for older configurations): a
+    /// vanished transcript's turns stay searchable and readable
+    #[arg(long, global = true, hide = true)]
     pub archive: bool,
-    /// Keep no history (the default; wins over --archive): a transcript's turns leave every
-    /// tool when the file goes (mirror only)
+    /// Keep no history: no store is opened, and a transcript's turns leave every tool when the
+    /// file goes (mirror only)
     #[arg(long, global = true)]
     pub no_archive: bool,
     /// Drop stored turns older than N days once their transcript is gone [default: keep forever]
@@ -323,6 +323,8 @@ fn build_once(global: &GlobalArgs, roots: Vec<Root>) -> Arc<Shared> {
     let bar = progress::Bar::start(Arc::clone(&shared));
     let changed = writer.start(cache.as_ref());
     bar.finish();
+    // a one-shot command stores what it read before it exits
+    writer.store_flush();
     if changed {
         if let Some(c) = &cache {
             if let Err(e) = writer.save_cache(c) {

@@ -13,6 +13,9 @@ use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Turns per commit while a backlog drains (about 0.1 s of work on a 2-core machine).
+const FLUSH_TURNS: usize = 4000;
+
 impl Writer {
     /// Opens the store for this corpus. When it cannot be used, the server runs mirror-only and
     /// says why (once on stderr, and in `index_status`).
@@ -219,20 +222,59 @@ impl Writer {
         }
     }
 
-    /// Commits what was read and what vanished since the last commit (writer only; a reader
+    /// Commits everything read and noted vanished since the last commit (writer only; a reader
     /// drops it: the writer reads the same transcripts). A failed commit changes nothing on disk
-    /// and is retried by comparing the whole index with the store.
-    pub fn store_flush(&mut self) {
+    /// and is retried by comparing the whole index with the store. Returns whether it committed.
+    pub fn store_flush(&mut self) -> bool {
+        self.store_commit(usize::MAX)
+    }
+
+    /// Commits at most about [`FLUSH_TURNS`] turns of what is waiting (all of a small backlog),
+    /// so that the indexer returns to live changes between the commits of a first build's
+    /// backlog. Returns whether it committed.
+    pub(super) fn store_flush_some(&mut self) -> bool {
+        self.store_commit(FLUSH_TURNS)
+    }
+
+    /// Whether more than one commit's worth of turns waits for the store.
+    pub(super) fn store_backlog(&self) -> bool {
+        self.archive
+            .as_ref()
+            .is_some_and(|a| a.is_writer() && !a.pending.is_empty())
+    }
+
+    /// One commit: the vanished transcripts noted, and conversations from the front of the
+    /// queue until `max_turns` turns are taken (at least one conversation).
+    fn store_commit(&mut self, max_turns: usize) -> bool {
         let Some(a) = self.archive.as_mut() else {
-            return;
+            return false;
         };
-        let pending = std::mem::take(&mut a.pending);
+        if a.writer.is_none() {
+            a.pending.clear();
+            a.pending_gone.clear();
+            return false;
+        }
+        let mut take = 0;
+        let mut turns = 0;
+        while take < a.pending.len() && (take == 0 || turns < max_turns) {
+            turns += a.pending[take].1.len();
+            take += 1;
+        }
+        let pending: Vec<_> = a.pending.drain(..take).collect();
+        self.commit_records(&pending)
+    }
+
+    /// One commit of these conversations' turns and of the vanished transcripts noted.
+    pub(super) fn commit_records(&mut self, pending: &[(ConvId, Vec<TurnRecord>)]) -> bool {
+        let Some(a) = self.archive.as_mut() else {
+            return false;
+        };
         let gone = std::mem::take(&mut a.pending_gone);
         let Some(w) = a.writer.as_mut() else {
-            return;
+            return false;
         };
         if pending.is_empty() && gone.is_empty() {
-            return;
+            return false;
         }
         let catalog = &self.catalog;
         let stored = &mut a.stored;
@@ -240,7 +282,7 @@ impl Writer {
             for (id, since) in &gone {
                 tx.mark_gone(id, *since)?;
             }
-            for (conv, records) in &pending {
+            for (conv, records) in pending {
                 let Some(c) = catalog.get(*conv) else {
                     continue;
                 };
@@ -251,7 +293,9 @@ impl Writer {
             }
             Ok(())
         });
+        let ok = result.is_ok();
         self.after_commit(result.map(|_| ()));
+        ok
     }
 
     /// Notes a commit's outcome for `index_status`.

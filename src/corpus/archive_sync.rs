@@ -1,7 +1,7 @@
 //! Keeping one server in step with the store: catching up with commits (its own and other
 //! servers', and the `forget` command's), taking the writer lock over when it comes free,
 //! comparing the whole index with the store when it becomes the writer, and retention.
-use super::catalog::Conversation;
+use super::catalog::{ConvId, Conversation};
 use super::history::Archive;
 use super::writer::{Batch, Writer};
 use crate::store::{Role, StoreCounts, StoreError, StoredHead, TurnRecord, read};
@@ -54,7 +54,13 @@ impl Writer {
 
     /// When the next [`Writer::store_tick`] is due (None without a store).
     pub fn store_due(&self) -> Option<Instant> {
-        self.archive.as_ref().map(|a| a.next_tick)
+        let a = self.archive.as_ref()?;
+        // a backlog of turns to store drains commit after commit, live changes in between
+        Some(if self.store_backlog() {
+            Instant::now()
+        } else {
+            a.next_tick
+        })
     }
 
     /// Looks at the store (every [`TICK`]): takes the writer lock if it came free, compares the
@@ -87,6 +93,7 @@ impl Writer {
         }
         self.full_sync_if_needed();
         self.retention_if_due();
+        self.store_flush_some();
         let started = Instant::now();
         let mut batch = Batch::default();
         let mut kills = Vec::new();
@@ -284,9 +291,23 @@ impl Writer {
                 return;
             }
         };
+        // conversations whose every turn already waits to be committed (a first build's) are
+        // not read again
+        let queued: FxHashMap<ConvId, usize> = a
+            .pending
+            .iter()
+            .filter(|(_, r)| r.first().is_some_and(|t| t.number == 0))
+            .map(|(c, r)| (*c, r.len()))
+            .collect();
         let (mut todo, mut gone) = (Vec::new(), Vec::new());
         for c in self.catalog.iter().filter(|c| !a.forgotten.contains(&c.id)) {
             let head = heads.get(&c.id);
+            if queued
+                .get(&c.conv)
+                .is_some_and(|&n| n >= c.turn_count as usize)
+            {
+                continue;
+            }
             if c.followed {
                 let current = head.is_some_and(|h| {
                     h.path == c.file.path
@@ -309,21 +330,20 @@ impl Writer {
         let count = todo.len();
         a.pending_gone.extend(gone);
         for chunk in todo.chunks(SYNC_CHUNK) {
+            let mut records = Vec::new();
             for c in chunk {
                 match super::browse::read_file_turns(c, 0, c.source_turns) {
-                    Ok(turns) => {
-                        let records = turns.iter().map(TurnRecord::of).collect();
-                        self.note_records(c.conv, records);
-                    }
+                    Ok(turns) => records.push((c.conv, turns.iter().map(TurnRecord::of).collect())),
                     Err(e) => tracing::debug!("not stored yet: {e}"),
                 }
             }
-            self.store_flush();
+            self.commit_records(&records);
             if self.archive.as_ref().is_some_and(|a| a.resync) {
                 break;
             }
         }
-        self.store_flush();
+        // the vanished transcripts noted, when no chunk took them
+        self.commit_records(&[]);
         if count > 0 {
             tracing::info!(
                 conversations = count,

@@ -396,7 +396,7 @@ impl Writer {
                     };
                     self.archive_start();
                     self.publish(started);
-                    self.store_flush();
+                    self.store_flush_some();
                     tracing::info!(
                         files = self.files.len(),
                         turns = self.view.live_docs,

@@ -141,7 +141,7 @@ impl Writer {
         self.settle(&mut batch, kills);
         self.stats.updates += 1;
         self.publish(started);
-        self.store_flush();
+        self.store_flush_some();
         true
     }
 

@@ -314,7 +314,7 @@ impl Writer {
         self.archive_start();
         self.complete = true;
         self.publish(started);
-        self.store_flush();
+        let built_ms = started.elapsed().as_millis() as u64;
         let snap = self.shared.snapshot();
         let mut sizes = [0usize; 5];
         for sv in &snap.index.segs {
@@ -337,9 +337,11 @@ impl Writer {
             turns = snap.index.live_docs,
             bytes = snap.stats.bytes_indexed,
             skipped_lines = snap.stats.skipped_lines,
-            ms = started.elapsed().as_millis() as u64,
+            ms = built_ms,
             "index built"
         );
+        // the turns read wait for the store; searches do not: a server commits them in
+        // slices between live changes, a one-shot command with [`Writer::store_flush`]
     }
 
     /// Applies one conversation's new state: turns from the first changed one are replaced.

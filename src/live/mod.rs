@@ -210,6 +210,7 @@ pub fn run(
             }
         }
         if let Some(done) = stop {
+            writer.store_flush();
             saver.save_now(&writer);
             let _ = done.send(());
             return;

@@ -50,6 +50,25 @@ pub fn pack(payload: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A record body as it goes to disk: a raw body (as [`TurnRecord::of`] makes them, so reading
+/// transcripts never waits for compression) is deflated here, at commit time.
+pub fn packed(body: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    match body.split_first() {
+        Some((0, payload)) if payload.len() >= COMPRESS_MIN => {
+            std::borrow::Cow::Owned(pack(payload))
+        }
+        _ => std::borrow::Cow::Borrowed(body),
+    }
+}
+
+/// A payload as a raw (not deflated) record body.
+fn raw(payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(payload.len() + 1);
+    out.push(0);
+    out.extend_from_slice(payload);
+    out
+}
+
 /// The payload of a packed record.
 pub fn unpack(body: &[u8]) -> io::Result<Vec<u8>> {
     match body.split_first() {
@@ -159,7 +178,7 @@ impl TurnRecord {
             hash: content_hash(&payload, turn.timestamp),
             timestamp: turn.timestamp,
             dup_key: turn.dup_key,
-            body: pack(&payload),
+            body: raw(&payload),
         }
     }
 
@@ -396,8 +415,10 @@ mod tests {
 
     #[test]
     fn a_turn_round_trips_without_what_read_turn_does_not_show() {
-        let r = TurnRecord::of(&turn());
-        assert_eq!(r.body[0], 1, "long text is deflated");
+        let mut r = TurnRecord::of(&turn());
+        assert_eq!(r.body[0], 0, "made raw while reading transcripts");
+        r.body = packed(&r.body).into_owned();
+        assert_eq!(r.body[0], 1, "long text is deflated when committed");
         let back = r.turn().expect("decodes");
         assert_eq!(back.user_text, turn().user_text);
         assert_eq!(back.tools[0].command.as_deref(), Some("cargo test"));

@@ -73,11 +73,9 @@ impl Commit<'_> {
     /// Whether `id` was forgotten on request (it is never stored again).
     pub fn is_forgotten(&self, id: &str) -> Result<bool, StoreError> {
         self.tx
-            .query_row(
-                "SELECT 1 FROM removed WHERE id = ?1 AND forgotten = 1",
-                [id],
-                |_| Ok(()),
-            )
+            .prepare_cached("SELECT 1 FROM removed WHERE id = ?1 AND forgotten = 1")
+            .map_err(self.e())?
+            .query_row([id], |_| Ok(()))
             .optional()
             .map(|r| r.is_some())
             .map_err(self.e())
@@ -94,8 +92,7 @@ impl Commit<'_> {
         let (hash, blob) = conv.blob();
         let cid: i64 = self
             .tx
-            .query_row(
-                "INSERT INTO conversations(id, source, path, grp, turn_count, end_offset,
+            .prepare_cached("INSERT INTO conversations(id, source, path, grp, turn_count, end_offset,
                      first_ts, last_ts, gone_since, seq, hash, blob)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
                  ON CONFLICT(id) DO UPDATE SET source = excluded.source, path = excluded.path,
@@ -105,7 +102,9 @@ impl Commit<'_> {
                      last_ts = COALESCE(max(last_ts, excluded.last_ts), excluded.last_ts, last_ts),
                      gone_since = excluded.gone_since, seq = excluded.seq,
                      hash = excluded.hash, blob = excluded.blob
-                 RETURNING cid",
+                 RETURNING cid")
+            .map_err(self.e())?
+            .query_row(
                 params![
                     conv.id,
                     conv.file.format,
@@ -124,10 +123,9 @@ impl Commit<'_> {
             )
             .map_err(self.e())?;
         self.tx
-            .execute(
-                "DELETE FROM removed WHERE id = ?1 AND forgotten = 0",
-                [&conv.id],
-            )
+            .prepare_cached("DELETE FROM removed WHERE id = ?1 AND forgotten = 0")
+            .map_err(self.e())?
+            .execute([&conv.id])
             .map_err(self.e())?;
         for t in turns {
             self.put_turn(cid, t)?;
@@ -138,11 +136,9 @@ impl Commit<'_> {
     fn put_turn(&mut self, cid: i64, t: &TurnRecord) -> Result<(), StoreError> {
         let old: Option<i64> = self
             .tx
-            .query_row(
-                "SELECT hash FROM turns WHERE cid = ?1 AND number = ?2",
-                params![cid, t.number],
-                |r| r.get(0),
-            )
+            .prepare_cached("SELECT hash FROM turns WHERE cid = ?1 AND number = ?2")
+            .map_err(self.e())?
+            .query_row(params![cid, t.number], |r| r.get(0))
             .optional()
             .map_err(self.e())?;
         if old == Some(t.hash as i64) {
@@ -155,30 +151,31 @@ impl Commit<'_> {
         let copied = match dup {
             Some(k) => self
                 .tx
-                .query_row(
+                .prepare_cached(
                     "SELECT 1 FROM turns WHERE dup_key = ?1 AND hash = ?2 AND body IS NOT NULL
                        AND NOT (cid = ?3 AND number = ?4) LIMIT 1",
-                    params![k, t.hash as i64, cid, t.number],
-                    |_| Ok(()),
                 )
+                .map_err(self.e())?
+                .query_row(params![k, t.hash as i64, cid, t.number], |_| Ok(()))
                 .optional()
                 .map_err(self.e())?
                 .is_some(),
             None => false,
         };
         self.tx
-            .execute(
+            .prepare_cached(
                 "INSERT OR REPLACE INTO turns(cid, number, ts, dup_key, hash, body)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    cid,
-                    t.number,
-                    t.timestamp,
-                    dup,
-                    t.hash as i64,
-                    (!copied).then_some(&t.body)
-                ],
             )
+            .map_err(self.e())?
+            .execute(params![
+                cid,
+                t.number,
+                t.timestamp,
+                dup,
+                t.hash as i64,
+                (!copied).then(|| super::record::packed(&t.body))
+            ])
             .map_err(self.e())?;
         Ok(())
     }
@@ -186,14 +183,15 @@ impl Commit<'_> {
     /// Before a turn row with a body goes: hands the body to a copy that relies on it.
     fn release(&mut self, cid: i64, number: u32) -> Result<(), StoreError> {
         self.tx
-            .execute(
+            .prepare_cached(
                 "UPDATE turns SET body = (SELECT body FROM turns WHERE cid = ?1 AND number = ?2)
                  WHERE rowid = (SELECT c.rowid FROM turns c, turns o
                      WHERE o.cid = ?1 AND o.number = ?2 AND o.body IS NOT NULL
                        AND c.dup_key = o.dup_key AND c.hash = o.hash AND c.body IS NULL
                      LIMIT 1)",
-                params![cid, number],
             )
+            .map_err(self.e())?
+            .execute(params![cid, number])
             .map_err(self.e())?;
         Ok(())
     }
@@ -201,11 +199,12 @@ impl Commit<'_> {
     /// Notes that a conversation's transcript is gone (the first time only).
     pub fn mark_gone(&mut self, id: &str, since: i64) -> Result<(), StoreError> {
         self.tx
-            .execute(
+            .prepare_cached(
                 "UPDATE conversations SET gone_since = ?1, seq = ?2
                  WHERE id = ?3 AND gone_since IS NULL",
-                params![since, self.seq, id],
             )
+            .map_err(self.e())?
+            .execute(params![since, self.seq, id])
             .map_err(self.e())?;
         Ok(())
     }
@@ -231,8 +230,9 @@ impl Commit<'_> {
             }
             if cid.is_some() || forget {
                 self.tx
+                    .prepare_cached("INSERT OR REPLACE INTO removed(id, seq, forgotten, at) VALUES (?1, ?2, ?3, ?4)")
+                    .map_err(self.e())?
                     .execute(
-                        "INSERT OR REPLACE INTO removed(id, seq, forgotten, at) VALUES (?1, ?2, ?3, ?4)",
                         params![id, self.seq, forget, crate::util::time::now_ms()],
                     )
                     .map_err(self.e())?;
@@ -259,10 +259,9 @@ impl Commit<'_> {
         for &n in &numbers {
             self.release(cid, n)?;
             self.tx
-                .execute(
-                    "DELETE FROM turns WHERE cid = ?1 AND number = ?2",
-                    params![cid, n],
-                )
+                .prepare_cached("DELETE FROM turns WHERE cid = ?1 AND number = ?2")
+                .map_err(self.e())?
+                .execute(params![cid, n])
                 .map_err(self.e())?;
         }
         Ok(numbers.len() as u64)
@@ -299,17 +298,17 @@ impl Commit<'_> {
                     .execute("DELETE FROM conversations WHERE cid = ?1", [cid])
                     .map_err(self.e())?;
                 self.tx
+                    .prepare_cached("INSERT OR REPLACE INTO removed(id, seq, forgotten, at) VALUES (?1, ?2, 0, ?3)")
+                    .map_err(self.e())?
                     .execute(
-                        "INSERT OR REPLACE INTO removed(id, seq, forgotten, at) VALUES (?1, ?2, 0, ?3)",
                         params![id, self.seq, crate::util::time::now_ms()],
                     )
                     .map_err(self.e())?;
             } else {
                 self.tx
-                    .execute(
-                        "UPDATE conversations SET seq = ?1 WHERE cid = ?2",
-                        params![self.seq, cid],
-                    )
+                    .prepare_cached("UPDATE conversations SET seq = ?1 WHERE cid = ?2")
+                    .map_err(self.e())?
+                    .execute(params![self.seq, cid])
                     .map_err(self.e())?;
             }
             out.conversations.push(id);
@@ -346,7 +345,19 @@ impl StoreWriter {
         if stored == Some(key) {
             return Ok(0);
         }
-        self.commit(|c| c.redact_again(key))
+        let changed = self.commit(|c| c.redact_again(key))?;
+        // the old text's pages may still be in the write-ahead log: copy the log into the
+        // database (where secure_delete zeroed what was replaced) and empty it
+        if let Err(e) = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        {
+            tracing::warn!(
+                "cannot empty the write-ahead log of the store `{}`: {e}",
+                self.path.display()
+            );
+        }
+        Ok(changed)
     }
 }
 
@@ -387,21 +398,25 @@ impl Commit<'_> {
             }
             // copies (no body of their own) follow the row they rely on
             self.tx
-                .execute(
+                .prepare_cached(
                     "UPDATE turns SET hash = ?1 WHERE dup_key IS ?2 AND hash = ?3
                        AND body IS NULL",
-                    params![
-                        new.hash as i64,
-                        old.dup_key.map(|k| k as i64),
-                        old.hash as i64
-                    ],
                 )
+                .map_err(self.e())?
+                .execute(params![
+                    new.hash as i64,
+                    old.dup_key.map(|k| k as i64),
+                    old.hash as i64
+                ])
                 .map_err(&e)?;
             self.tx
-                .execute(
-                    "UPDATE turns SET hash = ?1, body = ?2 WHERE rowid = ?3",
-                    params![new.hash as i64, new.body, rowid],
-                )
+                .prepare_cached("UPDATE turns SET hash = ?1, body = ?2 WHERE rowid = ?3")
+                .map_err(self.e())?
+                .execute(params![
+                    new.hash as i64,
+                    super::record::packed(&new.body),
+                    rowid
+                ])
                 .map_err(&e)?;
             changed += 1;
         }
@@ -424,18 +439,16 @@ impl Commit<'_> {
             let (new_hash, new_blob) = rec.blob();
             if new_hash as i64 != hash {
                 self.tx
-                    .execute(
-                        "UPDATE conversations SET hash = ?1, blob = ?2 WHERE cid = ?3",
-                        params![new_hash as i64, new_blob, cid],
-                    )
+                    .prepare_cached("UPDATE conversations SET hash = ?1, blob = ?2 WHERE cid = ?3")
+                    .map_err(self.e())?
+                    .execute(params![new_hash as i64, new_blob, cid])
                     .map_err(&e)?;
             }
         }
         self.tx
-            .execute(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
-                params![REDACT_KEY, key],
-            )
+            .prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
+            .map_err(self.e())?
+            .execute(params![REDACT_KEY, key])
             .map_err(&e)?;
         Ok(changed)
     }

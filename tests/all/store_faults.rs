@@ -95,25 +95,35 @@ fn a_store_from_a_newer_version_is_refused_and_left_alone() {
 }
 
 #[test]
-fn without_archive_no_store_is_opened() {
+fn the_store_is_on_by_default_and_no_archive_turns_it_off() {
     let env = StoreEnv::new();
     corpus(&env);
-    // the store is opt-in: the same arguments without `--archive`, and `--no-archive` winning
+    // `--no-archive` (even after the still accepted `--archive`): no store is opened
+    let s = McpClient::start(&env.args(&["--no-archive"]));
+    s.wait_ready();
+    let st = store_status(&s);
+    assert_eq!(st["enabled"], false, "{st}");
+    assert_eq!(st["role"], "off", "{st}");
+    assert_eq!(s.hits("plover").len(), 2);
+    drop(s);
+    assert!(
+        !env.data.path().join("store.sqlite3").exists(),
+        "no store file with --no-archive"
+    );
+    // the same arguments without `--archive`: the store is the default
     let plain: Vec<&str> = env
         .args(&[])
         .into_iter()
         .filter(|a| *a != "--archive")
         .collect();
-    for args in [plain, env.args(&["--no-archive"])] {
-        let s = McpClient::start(&args);
-        s.wait_ready();
-        let st = store_status(&s);
-        assert_eq!(st["enabled"], false, "{args:?}: {st}");
-        assert_eq!(st["role"], "off", "{args:?}: {st}");
-        assert_eq!(s.hits("plover").len(), 2);
-    }
+    let s = McpClient::start(&plain);
+    s.wait_ready();
+    let st = store_status(&s);
+    assert_eq!(st["enabled"], true, "{st}");
+    assert_eq!(st["role"], "writer", "{st}");
+    drop(s);
     assert!(
-        !env.data.path().join("store.sqlite3").exists(),
-        "no store file without --archive"
+        env.data.path().join("store.sqlite3").exists(),
+        "store written by default"
     );
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct StoreOut {
-    /// False without `--archive` (the store is opt-in), with `--no-archive`, or when the store
+    /// False with `--no-archive` or `--no-redact`, or when the store
     /// cannot be used (then `error` says why and the server runs mirror-only).
     pub enabled: bool,
     #[serde(skip_serializing_if = "Option::is_none")]

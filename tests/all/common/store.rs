@@ -28,7 +28,7 @@ impl StoreEnv {
         self.data.path().to_str().expect("utf-8 path")
     }
 
-    /// `--archive` (the store is opt-in), `--projects-dir`, `--data-dir`, `--cache-dir`, a short
+    /// `--archive` (the default; also checks it is still accepted), `--projects-dir`, `--data-dir`, `--cache-dir`, a short
     /// debounce, then `extra`.
     pub fn args<'a>(&'a self, extra: &[&'a str]) -> Vec<&'a str> {
         let mut a = vec![
