@@ -173,8 +173,9 @@ fn try_open_writer(path: &Path) -> Result<Connection, (StoreError, bool)> {
         );
     }
     // WAL + NORMAL: a commit survives the process being killed at any instant; a power loss
-    // may lose the last commits but never corrupts the file.
-    conn.execute_batch("PRAGMA synchronous=NORMAL;")
+    // may lose the last commits but never corrupts the file. secure_delete: text replaced or
+    // removed (a turn redacted again, `forget`) is overwritten on disk, not left in free pages.
+    conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA secure_delete=ON;")
         .map_err(err)?;
     if version > 0 {
         let check: String = conn

@@ -53,6 +53,7 @@ mod prop_parser;
 mod real_samples;
 mod redact_cache;
 mod redact_secrets;
+mod redact_store;
 mod scope;
 mod search;
 mod search_filters;
