@@ -50,6 +50,8 @@ pub struct SearchRequest {
     /// Only turns whose tool calls touched a path containing this (case-insensitive).
     pub file: Option<String>,
     pub sort: SortOrder,
+    /// Time budget and cancellation: a stopped search returns what it found so far.
+    pub stop: index::Stop,
 }
 
 /// One search hit.
@@ -76,6 +78,8 @@ pub struct SearchOutcome {
     pub hits: Vec<SearchHit>,
     /// False when the plan had nothing to search for (e.g. only exclusions).
     pub searchable: bool,
+    /// True when the time budget or a cancellation ended the search early.
+    pub stopped: bool,
 }
 
 /// The prose of a turn a snippet is cut from: prompt and reply.
@@ -134,15 +138,17 @@ impl Snapshot {
 
     pub fn search(&self, req: &SearchRequest) -> SearchOutcome {
         let mut tok = Tokenizer::new();
-        let plan = index::query::parse(&req.query, &mut tok);
+        let mut plan = index::query::parse(&req.query, &mut tok);
         if plan.is_empty() {
             return SearchOutcome {
                 total: 0,
                 total_exact: true,
                 hits: Vec::new(),
                 searchable: false,
+                stopped: false,
             };
         }
+        plan.stop = req.stop.clone();
         let conv_ok = self.conv_filter(req);
         let conv_passes = |c: u32| {
             conv_ok
@@ -258,6 +264,7 @@ impl Snapshot {
                             total: ea.total + eb.total,
                             exact,
                             hits,
+                            stopped: ea.stopped || eb.stopped,
                         }
                     }
                     Err(_) => ea,
@@ -266,9 +273,11 @@ impl Snapshot {
                 let all: Vec<usize> = (0..self.index.segs.len()).collect();
                 run(&all, None)
             };
-        let (mut total, mut total_exact, top) = (eval.total, eval.exact, eval.hits);
+        let (mut total, mut total_exact, stopped, top) =
+            (eval.total, eval.exact, eval.stopped, eval.hits);
         // a single plain keyword without filters matches exactly its live documents
         if !total_exact
+            && !stopped
             && no_filters
             && self.dup_multi.is_empty()
             && plan.terms.len() == 1
@@ -312,6 +321,7 @@ impl Snapshot {
             total_exact,
             hits,
             searchable: true,
+            stopped,
         }
     }
 

@@ -9,12 +9,14 @@ pub mod query;
 pub mod scoring;
 pub mod segment;
 pub mod snippet;
+pub mod stop;
 pub mod tokenizer;
 pub mod topk;
 pub mod view;
 
 pub use scoring::{Bm25, Hit, Plan, PlanTerm};
 pub use segment::{DocMeta, DocText, NewDoc, Segment, SegmentBuilder};
+pub use stop::Stop;
 pub use tokenizer::Tokenizer;
 pub use topk::{Evaluation, Pruning, evaluate};
 pub use view::{IndexView, SegView, Tombstones};

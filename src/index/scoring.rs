@@ -79,6 +79,8 @@ pub struct Plan {
     pub excluded_phrases: Vec<String>,
     /// What the user wrote for each group (keyword, `"phrase"`, `prefix*`).
     pub labels: Vec<String>,
+    /// When to give up and return what was found (time budget, cancellation).
+    pub stop: super::stop::Stop,
 }
 
 impl Plan {

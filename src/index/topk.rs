@@ -47,6 +47,8 @@ pub struct Evaluation {
     pub total: usize,
     pub exact: bool,
     pub hits: Vec<Hit>,
+    /// True when the plan's stop condition ended the evaluation early.
+    pub stopped: bool,
 }
 
 /// The best `k` hits seen so far: a heap whose root is the worst of them.
@@ -175,6 +177,7 @@ pub fn evaluate(
         total: 0,
         exact: true,
         hits: Vec::new(),
+        stopped: false,
     };
     let mut scratch = String::new();
     let mut global_idf = crate::util::hash::FxHashMap::<String, f32>::default();
@@ -184,6 +187,10 @@ pub fn evaluate(
             .or_insert_with(|| idf(n, view.df(term).max(1)))
     };
     let has_phrases = !plan.phrases.is_empty() || !plan.excluded_phrases.is_empty();
+    // on a large index, checking phrases (reading texts) waits until the candidates can be
+    // taken best first
+    let defer = has_phrases && view.live_docs >= PRUNE_MIN_DOCS as u64;
+    let mut deferred: Vec<Hit> = Vec::new();
     // BM25 length normalisation: k1 * (1 - b + b * len / avg) = norm0 + norm1 * len
     let norm0 = params.k1 * (1.0 - params.b);
     let norm1 = params.k1 * params.b / avg;
@@ -191,11 +198,15 @@ pub fn evaluate(
         let Some(sv) = view.segs.get(si) else {
             continue;
         };
+        if plan.stop.check() {
+            out.stopped = true;
+            out.exact = false;
+            break;
+        }
         let seg = &sv.seg;
         let bm = seg.blockmax();
         let prune = pruning == Pruning::ByScore
             && k > 0
-            && plan.prefixes.is_empty()
             && seg.doc_count() >= PRUNE_MIN_DOCS
             && bm.usable(params);
         // impacts were computed with the segment's average; scale them to this search's
@@ -229,13 +240,15 @@ pub fn evaluate(
             }
             for id in ids {
                 let scale = idf_of(seg.term_str(id)) * (params.k1 + 1.0);
-                let cursor = BlockCursor::new(seg.postings(id), &[]);
+                // expansions prune like terms: a one-letter prefix expands to common words
+                let cursor = BlockCursor::new(seg.postings(id), bm.blocks(id));
+                let ub = scale * cursor.list_max() * adjust;
                 cursors.push(TermCursor {
                     cursor,
                     slot: cursors.len(),
                     scale,
                     group: *group,
-                    ub: scale,
+                    ub,
                 });
             }
         }
@@ -295,6 +308,11 @@ pub fn evaluate(
                 break;
             }
             candidates += 1;
+            if candidates % super::stop::CHECK_EVERY == 0 && plan.stop.check() {
+                out.stopped = true;
+                out.exact = false;
+                break;
+            }
             let norm = norm0 + norm1 * seg.len_of(d) as f32;
             let (mut score, mut groups, mut fields) = (0.0f32, 0u64, 0u8);
             contrib.iter_mut().for_each(|c| *c = 0.0);
@@ -358,10 +376,22 @@ pub fn evaluate(
             {
                 continue;
             }
+            let rounded = quantize(score);
+            if defer {
+                // checking a phrase reads the document's text: done last, best first
+                deferred.push(Hit {
+                    seg: si,
+                    doc: d,
+                    score,
+                    groups,
+                    fields,
+                    rounded,
+                });
+                continue;
+            }
             if has_phrases && !phrases_ok(plan, &seg.text(d), &mut scratch) {
                 continue;
             }
-            let rounded = quantize(score);
             let below = top.floor().is_some_and(|f| rounded < f.rounded);
             // below the current k-th: only counted (ties on the rounded score still compete)
             if below && pruning == Pruning::ByScore && surely(seg, d) {
@@ -390,10 +420,14 @@ pub fn evaluate(
             "segment evaluated"
         );
     }
+    if !deferred.is_empty() {
+        phrases::verify(deferred, view, plan, &mut top, &mut accept, &mut out);
+    }
     out.hits = top.heap;
     out.hits.sort_by(&rank);
     out
 }
 
+mod phrases;
 #[cfg(test)]
 mod tests;

@@ -174,6 +174,7 @@ pub fn request(snap: &Snapshot, p: &SearchParams) -> Result<SearchRequest, ToolE
         tool: nonempty(&p.tool),
         file: nonempty(&p.file),
         sort,
+        stop: crate::index::Stop::default(),
     })
 }
 
