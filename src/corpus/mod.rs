@@ -1,12 +1,14 @@
 //! The corpus: which transcript files are indexed, the conversations they hold, and immutable
 //! snapshots that queries read while a single writer prepares the next one.
 pub mod browse;
+mod build;
 pub mod catalog;
 pub mod dups;
 mod fingerprint;
 pub mod ingest;
 mod merge;
 mod persist;
+pub mod progress;
 pub mod query;
 mod update;
 pub mod writer;
@@ -108,6 +110,8 @@ pub struct LiveStatus {
     pub debounce_ms: AtomicU64,
     pub max_staleness_ms: AtomicU64,
     cache: Mutex<crate::cache::CacheReport>,
+    /// How far the first build is.
+    pub build: progress::BuildProgress,
 }
 
 impl LiveStatus {
