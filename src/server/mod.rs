@@ -1,5 +1,7 @@
 //! The MCP server: one file per tool under [`tools`], each a thin shell over the corpus. Tool
 //! work runs on the blocking pool, so a panic becomes an error result instead of a hung client.
+//! The transport ([`rpc`]) answers every request that reaches it.
+pub mod rpc;
 mod stdio;
 pub mod tools;
 
@@ -228,19 +230,24 @@ impl ServerHandler for ConversationServer {
 
 /// Serves MCP over stdin/stdout until the client disconnects.
 pub async fn serve_stdio(shared: Arc<Shared>) -> anyhow::Result<()> {
-    match stdio::pipes() {
-        Some(io) => serve_on(shared, io).await,
-        None => serve_on(shared, rmcp::transport::stdio()).await,
-    }
+    let (wire, flush) = match stdio::pipes() {
+        Some((r, w)) => rpc::wire(r, w),
+        None => rpc::wire(tokio::io::stdin(), tokio::io::stdout()),
+    };
+    let served = serve_on(shared, wire).await;
+    flush.done().await;
+    served
 }
 
-async fn serve_on<R, W>(shared: Arc<Shared>, io: (R, W)) -> anyhow::Result<()>
-where
-    R: tokio::io::AsyncRead + Send + Unpin + 'static,
-    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
-{
+async fn serve_on(shared: Arc<Shared>, wire: rpc::Wire) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
-    let service = ConversationServer::new(shared).serve(io).await?;
+    use rmcp::service::ServerInitializeError;
+    let service = match ConversationServer::new(shared).serve(wire).await {
+        Ok(s) => s,
+        // the client left before a session began: nothing went wrong here
+        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
     service.waiting().await?;
     Ok(())
 }
