@@ -11,6 +11,7 @@ pub mod jsonrpc;
 pub mod live;
 pub mod mcp;
 pub mod opencode;
+pub mod raw;
 pub mod search;
 pub mod session;
 
