@@ -97,6 +97,22 @@ fn clean(node: &mut Value, defs: &Map<String, Value>, enums: Enums, describe: bo
         };
         obj.insert("type".into(), single);
     }
+    clean_properties(obj, defs, enums, describe, depth);
+    for key in ["items", "additionalProperties"] {
+        if let Some(child) = obj.get_mut(key) {
+            clean(child, defs, enums, describe, depth + 1);
+        }
+    }
+}
+
+/// Cleans an object schema's properties; those that were nullable are no longer required.
+fn clean_properties(
+    obj: &mut Map<String, Value>,
+    defs: &Map<String, Value>,
+    enums: Enums,
+    describe: bool,
+    depth: usize,
+) {
     if let Some(Value::Object(props)) = obj.get_mut("properties") {
         let mut optional = Vec::new();
         for (name, prop) in props.iter_mut() {
@@ -121,11 +137,6 @@ fn clean(node: &mut Value, defs: &Map<String, Value>, enums: Enums, describe: bo
             if req.is_empty() {
                 obj.remove("required");
             }
-        }
-    }
-    for key in ["items", "additionalProperties"] {
-        if let Some(child) = obj.get_mut(key) {
-            clean(child, defs, enums, describe, depth + 1);
         }
     }
 }

@@ -138,23 +138,30 @@ pub fn run(snap: &Snapshot, p: FileHistoryParams) -> Result<FileHistoryResponse,
     let mut n = budget::fitting(&rows, max_chars, |n| json_len(&envelope(n, false)));
     let shrunk = n == 0 && !rows.is_empty();
     if shrunk {
-        let room = budget::room_for_one(max_chars, json_len(&envelope(1, true)));
-        let row = &mut rows[0];
-        row.parent_session_id = None;
-        row.timestamp = None;
-        row.operations.clear();
-        row.project = budget::clip(&row.project, 24);
-        let rest = json_len(&FileTouchOut {
-            path: String::new(),
-            ..row.clone()
-        });
-        row.path = budget::clip_json(&row.path, room.saturating_sub(rest));
+        shrink(
+            &mut rows[0],
+            budget::room_for_one(max_chars, json_len(&envelope(1, true))),
+        );
         n = 1;
     }
     rows.truncate(n);
     let mut resp = envelope(n, shrunk);
     resp.results = rows;
     Ok(resp)
+}
+
+/// Shortens a row to at most `room` characters of JSON: optional fields go, then the path is
+/// cut.
+fn shrink(row: &mut FileTouchOut, room: usize) {
+    row.parent_session_id = None;
+    row.timestamp = None;
+    row.operations.clear();
+    row.project = budget::clip(&row.project, 24);
+    let rest = json_len(&FileTouchOut {
+        path: String::new(),
+        ..row.clone()
+    });
+    row.path = budget::clip_json(&row.path, room.saturating_sub(rest));
 }
 
 pub const DEF: ToolDef = ToolDef {

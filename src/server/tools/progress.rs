@@ -30,6 +30,14 @@ pub fn building(snap: &Snapshot) -> Option<BuildOut> {
 
 /// The note for an answer given during the build (`short`: for small budgets).
 pub fn note(b: &BuildOut, short: bool) -> String {
+    if b.files_total == 0 {
+        // files not found yet, or the persistent index being loaded
+        return if short {
+            "index loading: partial".to_owned()
+        } else {
+            "The index is being loaded: results are partial; ask again in a moment.".to_owned()
+        };
+    }
     if short {
         return format!(
             "index build running ({}/{} files): partial",

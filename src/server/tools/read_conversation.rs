@@ -4,9 +4,11 @@ use super::progress::{self, BuildOut};
 use super::read_turn::{TurnOut, find_conversation};
 use super::{check_limit, check_offset};
 use crate::corpus::Snapshot;
+use crate::corpus::catalog::Conversation;
 use crate::index::Stop;
 use crate::server::toolset::{self, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
+use crate::transcript::Turn;
 use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -88,76 +90,104 @@ pub fn run(snap: &Snapshot, p: ReadConversationParams) -> Result<ConversationOut
         build: progress::building(snap),
         note: None,
     };
-    let short = max_chars < 1500;
-    // the envelope with its longest note, for the room left to turns
-    let envelope = |out: &ConversationOut| {
-        let mut probe = out.clone();
-        probe.next_offset = Some(conv.turn_count as usize);
-        probe.truncated = true;
-        probe.note = note(out, conv.turn_count as usize, true, short, max_chars);
-        json_len(&probe)
+    let page = Page {
+        conv,
+        max_chars,
+        short: max_chars < 1500,
+        wanted: (to - from) as usize,
     };
-    if max_chars.saturating_sub(envelope(&out)) < MIN_TURN_CHARS {
+    if max_chars.saturating_sub(page.envelope(&out)) < MIN_TURN_CHARS {
         // a tight budget: turns come before the working directory and branch
         out.cwd = None;
         out.git_branch = None;
         out.project = budget::clip(&out.project, 40);
     }
-    let mut used = envelope(&out);
-    let count = turns.len();
-    for (i, t) in turns.iter().enumerate() {
-        let left = max_chars.saturating_sub(used + usize::from(i > 0));
-        // an equal share of what is left, but enough for the first turn to say something;
-        // the first turn is always shown so that paging moves on
-        let share = (left / (count - i).max(1)).max(left.min(FIRST_TURN_CHARS));
-        if i > 0 && share < MIN_TURN_CHARS {
-            out.truncated = true;
-            break;
-        }
-        let turn = TurnOut::new(conv, t, share, None);
-        let len = json_len(&turn) + usize::from(i > 0);
-        if i > 0 && used + len > max_chars {
-            out.truncated = true;
-            break;
-        }
-        used += len;
-        out.truncated |= turn.truncated;
-        out.turns.push(turn);
+    page.fill(&mut out, &turns);
+    page.fit(&mut out, &turns);
+    Ok(out)
+}
+
+/// How one page of turns is laid out.
+struct Page<'a> {
+    conv: &'a Conversation,
+    max_chars: usize,
+    short: bool,
+    /// Turns asked for (within the conversation).
+    wanted: usize,
+}
+
+impl Page<'_> {
+    /// JSON length of `out` without turns, with its longest note and offsets.
+    fn envelope(&self, out: &ConversationOut) -> usize {
+        let n = self.conv.turn_count as usize;
+        let mut probe = out.clone();
+        probe.turns.clear();
+        probe.next_offset = Some(n);
+        probe.truncated = true;
+        probe.note = note(out, n, true, self.short, self.max_chars);
+        json_len(&probe)
     }
-    // exactly within the budget: drop turns, or give the one turn less room
-    loop {
-        let next = offset + out.turns.len();
-        out.next_offset = (next < conv.turn_count as usize).then_some(next);
-        let left_out = out.turns.len() < (to - from) as usize;
-        out.note = note(&out, next, left_out, short, max_chars);
-        let len = json_len(&out);
-        if len <= max_chars {
-            break;
+
+    /// Adds turns while they fit: each gets an equal share of what is left, the first enough to
+    /// say something; the first is always shown so that paging moves on.
+    fn fill(&self, out: &mut ConversationOut, turns: &[Turn]) {
+        let mut used = self.envelope(out);
+        for (i, t) in turns.iter().enumerate() {
+            let left = self.max_chars.saturating_sub(used + usize::from(i > 0));
+            let share = (left / (turns.len() - i).max(1)).max(left.min(FIRST_TURN_CHARS));
+            if i > 0 && share < MIN_TURN_CHARS {
+                out.truncated = true;
+                break;
+            }
+            let turn = TurnOut::new(self.conv, t, share, None);
+            let len = json_len(&turn) + usize::from(i > 0);
+            if i > 0 && used + len > self.max_chars {
+                out.truncated = true;
+                break;
+            }
+            used += len;
+            out.truncated |= turn.truncated;
+            out.turns.push(turn);
         }
-        out.truncated = true;
-        if out.turns.len() > 1 {
-            out.turns.pop();
-            continue;
-        }
-        let (Some(first), Some(t)) = (out.turns.first(), turns.first()) else {
-            break;
-        };
-        let before = json_len(first);
-        let smaller = TurnOut::new(conv, t, before.saturating_sub(len - max_chars), None);
-        if json_len(&smaller) >= before {
+    }
+
+    /// Sets the offsets and note, then keeps the page exactly within the budget: drops turns,
+    /// or gives the one turn less room, or drops the envelope's optional parts.
+    fn fit(&self, out: &mut ConversationOut, turns: &[Turn]) {
+        loop {
+            let next = out.offset + out.turns.len();
+            out.next_offset = (next < self.conv.turn_count as usize).then_some(next);
+            let left_out = out.turns.len() < self.wanted;
+            out.note = note(out, next, left_out, self.short, self.max_chars);
+            let len = json_len(&out);
+            if len <= self.max_chars {
+                return;
+            }
+            out.truncated = true;
+            if out.turns.len() > 1 {
+                out.turns.pop();
+                continue;
+            }
+            let (Some(first), Some(t)) = (out.turns.first(), turns.first()) else {
+                return;
+            };
+            let before = json_len(first);
+            let room = before.saturating_sub(len - self.max_chars);
+            let smaller = TurnOut::new(self.conv, t, room, None);
+            if json_len(&smaller) < before {
+                out.turns[0] = smaller;
+                continue;
+            }
             // the turn cannot get smaller: the envelope gives up what it can
             if out.cwd.is_none() && out.git_branch.is_none() && out.project.is_empty() {
-                tracing::warn!(max_chars, "read_conversation cannot fit its budget");
-                break;
+                tracing::warn!(self.max_chars, "read_conversation cannot fit its budget");
+                return;
             }
             out.cwd = None;
             out.git_branch = None;
             out.project.clear();
-            continue;
         }
-        out.turns[0] = smaller;
     }
-    Ok(out)
 }
 
 /// The note: the build's progress, shortened turns, and where to continue.
