@@ -106,6 +106,9 @@ pub fn nests_deeper_than(b: &[u8], limit: usize) -> bool {
     false
 }
 
+/// Nesting followed by [`walk`]; deeper text is not looked into.
+const MAX_WALK_DEPTH: usize = 256;
+
 /// One step of the path to a value: an object key or an array index.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
@@ -160,6 +163,10 @@ fn walk(b: &[u8], mut visit: impl FnMut(&[Frame], Tok, bool) -> bool) {
             return;
         }
         if let Tok::Open(c) = tok {
+            if stack.len() >= MAX_WALK_DEPTH {
+                // deeper than any message accepted: nothing more to learn (and no memory spent)
+                return;
+            }
             stack.push(Frame {
                 object: c == b'{',
                 key: None,
@@ -324,6 +331,14 @@ mod tests {
                 Step::Key("\\ud800".into())
             ])
         );
+    }
+
+    #[test]
+    fn deep_text_is_not_walked_into() {
+        let deep = format!(r#"{{"id":3,"a":{}"#, "[".repeat(1 << 20));
+        assert_eq!(sniff_id(deep.as_bytes()), Some(json!(3)));
+        let late = format!(r#"{{"a":{}1{},"id":4}}"#, "[".repeat(300), "]".repeat(300));
+        assert_eq!(sniff_id(late.as_bytes()), None);
     }
 
     #[test]
