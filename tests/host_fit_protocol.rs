@@ -236,3 +236,23 @@ fn the_initialize_less_era_needs_its_metadata_and_refuses_initialize() {
     let r = s.reply_to(&json!(61));
     assert_eq!(code(&r), -32602, "{r}");
 }
+
+#[test]
+fn every_protocol_version_opens_a_session_and_calls_tools() {
+    let dir = corpus();
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let mut s = Raw::spawn(&["--projects-dir", dir.path_str()], &[], Era::Init(version));
+        let init = s.call(
+            "initialize",
+            json!({"protocolVersion": version, "capabilities": {},
+                   "clientInfo": {"name": "versions", "version": "0"}}),
+        );
+        assert_eq!(init["result"]["protocolVersion"], version, "{init}");
+        s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let st = s.tool_ok("index_status", json!({}));
+        assert!(st["files"].is_u64(), "{version}: {st}");
+    }
+    let mut s = Raw::start(&["--projects-dir", dir.path_str()], &[], Era::Inline);
+    let st = s.tool_ok("index_status", json!({}));
+    assert!(st["files"].is_u64(), "2026-07-28: {st}");
+}
