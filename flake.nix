@@ -56,12 +56,26 @@
         };
       };
 
+      # Shell completions and the man page, generated from the clap definitions by the
+      # binary just built (static musl binaries run on their build host too).
+      docsArgs = pkgs: {
+        nativeBuildInputs = [ pkgs.installShellFiles ];
+        postInstall = ''
+          installShellCompletion --cmd ${mainProgram} \
+            --bash <($out/bin/${mainProgram} completions bash) \
+            --fish <($out/bin/${mainProgram} completions fish) \
+            --zsh <($out/bin/${mainProgram} completions zsh)
+          $out/bin/${mainProgram} man > ${mainProgram}.1
+          installManPage ${mainProgram}.1
+        '';
+      };
+
       # Plain build against the platform's normal libc (glibc on Linux,
       # libSystem on Darwin).
       mkDynamic =
         pkgs:
         { doCheck }:
-        pkgs.rustPlatform.buildRustPackage (commonArgs // { inherit doCheck; });
+        pkgs.rustPlatform.buildRustPackage (commonArgs // docsArgs pkgs // { inherit doCheck; });
 
       # Fully static musl build.
       #
@@ -75,7 +89,9 @@
       # doCheck on and the test suite runs against the static binary in the build.
       mkStatic =
         pkgs:
-        pkgs.pkgsStatic.rustPlatform.buildRustPackage (commonArgs // { doCheck = true; });
+        pkgs.pkgsStatic.rustPlatform.buildRustPackage (
+          commonArgs // docsArgs pkgs.pkgsStatic // { doCheck = true; }
+        );
 
       packagesFor =
         pkgs:

@@ -1,7 +1,8 @@
 //! conversation-search: BM25 search over coding-agent transcripts, served over stdio MCP.
 //!
 //! Layers, bottom up:
-//! - [`util`]: timestamps, globs, hashing.
+//! - [`util`]: timestamps, globs, varints and the cache codec.
+//! - [`redact`]: secrets replaced by `[REDACTED:<kind>]` before any text is indexed or returned.
 //! - [`transcript`]: agent formats on disk → conversations and turns (no index, no MCP).
 //! - [`index`]: tokenizer, immutable segments with postings, BM25 scoring, snippets.
 //! - [`corpus`]: the catalog of files and conversations, ingest, and immutable snapshots.
@@ -15,6 +16,10 @@ pub mod cli;
 pub mod corpus;
 pub mod index;
 pub mod live;
+pub mod redact;
 pub mod server;
 pub mod transcript;
 pub mod util;
+
+#[cfg(test)]
+mod layering;

@@ -19,7 +19,7 @@ class McpError(RuntimeError):
 
 
 class Server:
-    def __init__(self, binary, projects_dir, env_overrides, log_path, timeout=600.0):
+    def __init__(self, binary, projects_dir, env_overrides, log_path, timeout=600.0, args=()):
         self.timeout = timeout
         self.home = tempfile.mkdtemp(prefix="cs-bench-home-")
         env = {k: v for k, v in os.environ.items()
@@ -32,7 +32,7 @@ class Server:
                     "CONVERSATION_SEARCH_LOG": "warn"})
         env.update(env_overrides)
         self.log = open(log_path, "wb")
-        self.proc = subprocess.Popen([binary, "--projects-dir", str(projects_dir)], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([binary, "--projects-dir", str(projects_dir), *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, env=env)
         self.next_id = 1
         self.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},

@@ -90,6 +90,7 @@ for (const b of budgets) {
     await call("read_turn", withBudget({ session_id: hit.session_id, turn_number: hit.turn_number, char_offset: turn.next_offset }, b));
   }
   await call("read_conversation", withBudget({ session_id: hit.session_id, limit: 5 }, b));
+  await call("recent_context", withBudget({ scope: "all", sessions: 5 }, b));
   await call("index_status", withBudget({}, b));
 }
 await call("search_conversations", { query: "" }, { error: true });

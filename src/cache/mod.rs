@@ -1,28 +1,37 @@
 //! The persistent index: a disposable accelerator under `$XDG_CACHE_HOME/conversation-search/`
 //! (or `--cache-dir`), so a restart re-reads only the transcript files that changed.
 //!
-//! One file per corpus configuration (formats, directories, pattern, tokenizer), named by a
-//! hash of it. Writes go to a per-writer temporary file that is then renamed over the old one,
-//! so readers and concurrent servers only ever see a complete file. A file is trusted only
+//! One file per corpus configuration, named by a hash of an opaque key the caller derives from
+//! it (formats, directories, pattern), this layout's version and the tokenizer. Writes go to a
+//! per-writer temporary file that is then renamed over the old one, so readers and concurrent servers only ever see a complete file. A file is trusted only
 //! when its header, length and checksum match; otherwise it is ignored and rebuilt. Deleting
 //! the directory loses nothing.
-use crate::corpus::Root;
 use crate::index::tokenizer::TokenizerConfig;
-use crate::util::hash::Fnv64;
+use crate::util::codec::corrupt;
 use std::fs::{self, File};
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::Xxh3Default;
 
 /// File magic and layout version; bump the version whenever the layout or anything that
 /// changes indexed content (tokenizer, turn rules) changes.
 pub const MAGIC: &[u8; 8] = b"CSINDEX\0";
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 6;
+/// Header bytes (magic, version, key) and trailer bytes (payload checksum, payload length).
+const HEADER: u64 = 20;
+const TRAILER: u64 = 16;
+/// Rejected cache files kept aside for a bug report.
+pub const KEEP_REJECTED: usize = 3;
 
 /// Where the cache lives and which file belongs to this configuration.
 #[derive(Debug, Clone)]
 pub struct Cache {
     pub dir: PathBuf,
+    /// Checked against the file's header: the configuration and how its content was made.
     pub key: u64,
+    /// Names the file: the configuration only, so a file whose content was made otherwise
+    /// (other redaction rules) has this name but another key, and is replaced, not kept.
+    name: u64,
 }
 
 /// The default cache directory: `$XDG_CACHE_HOME/conversation-search`, else
@@ -40,57 +49,106 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 impl Cache {
-    /// The cache of the corpus made of `roots`.
-    pub fn new(dir: PathBuf, roots: &[Root]) -> Self {
-        let mut h = Fnv64::default();
+    /// The cache of the corpus configuration described by `config` (opaque bytes; two
+    /// configurations must give different bytes).
+    pub fn new(dir: PathBuf, config: &[u8]) -> Self {
+        let mut h = Xxh3Default::new();
         h.update(&VERSION.to_le_bytes());
         h.update(format!("{:?}", TokenizerConfig::current()).as_bytes());
-        for r in roots {
-            let dir = fs::canonicalize(&r.dir).unwrap_or_else(|_| r.dir.clone());
-            for part in [
-                r.adapter.name().as_bytes(),
-                dir.as_os_str().as_encoded_bytes(),
-                r.pattern.as_str().as_bytes(),
-            ] {
-                h.update(&(part.len() as u64).to_le_bytes());
-                h.update(part);
-            }
+        h.update(config);
+        let name = h.digest();
+        Cache {
+            dir,
+            key: name,
+            name,
         }
-        Cache { dir, key: h.0 }
+    }
+
+    /// The same cache file, trusted only when its content was made by `content` (opaque bytes,
+    /// e.g. the redaction rules in force). A file made otherwise is rejected on open and
+    /// overwritten by the next write, so nothing it held outlives the change.
+    pub fn with_content(mut self, content: &[u8]) -> Self {
+        let mut h = Xxh3Default::new();
+        h.update(&self.name.to_le_bytes());
+        h.update(content);
+        self.key = h.digest();
+        self
     }
 
     pub fn path(&self) -> PathBuf {
-        self.dir.join(format!("index-{:016x}.bin", self.key))
+        self.dir.join(format!("index-{:016x}.bin", self.name))
     }
 
-    /// Opens the cache file for reading and checks its header. `Ok(None)` when there is none.
+    /// Opens the cache file for reading, checks its header and verifies its length and
+    /// checksum before any byte of it is decoded; the reader is left at the payload.
+    /// `Ok(None)` when there is none. Anything but a regular file is refused without being
+    /// opened (opening a FIFO for reading would block).
     pub fn open(&self) -> io::Result<Option<BufReader<File>>> {
-        let file = match File::open(self.path()) {
+        let path = self.path();
+        match fs::metadata(&path) {
+            Ok(m) if !m.is_file() => return Err(corrupt("not a regular file")),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        let file = match File::open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
-        let mut r = BufReader::with_capacity(1 << 16, file);
-        let mut header = [0u8; 20];
-        r.read_exact(&mut header)
-            .map_err(|_| crate::util::codec::corrupt("truncated header"))?;
-        if &header[..8] != MAGIC {
-            return Err(crate::util::codec::corrupt("not an index cache"));
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(corrupt("not a regular file"));
         }
+        let mut r = BufReader::with_capacity(1 << 16, file);
+        let mut header = [0u8; HEADER as usize];
+        r.read_exact(&mut header)
+            .map_err(|_| corrupt("truncated header"))?;
+        if &header[..8] != MAGIC {
+            return Err(corrupt("not an index cache"));
+        }
+        // a file of another version or configuration is not damaged: it is overwritten by the
+        // next write (not kept aside, so text redacted under other rules does not linger)
         if u32::from_le_bytes([header[8], header[9], header[10], header[11]]) != VERSION {
             return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
+                io::ErrorKind::Unsupported,
                 "index cache from another version",
             ));
         }
         let key = u64::from_le_bytes(header[12..20].try_into().unwrap_or_default());
         if key != self.key {
             return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
+                io::ErrorKind::Unsupported,
                 "index cache of another configuration",
             ));
         }
+        verify(&mut r, meta.len())?;
+        r.seek(SeekFrom::Start(HEADER))?;
         Ok(Some(r))
+    }
+
+    /// Moves a rejected cache file aside as `<name>.corrupt-<epoch ms>` (kept for a bug
+    /// report; only the newest [`KEEP_REJECTED`] are kept) so the next start does not trip on
+    /// it again. Returns where it went.
+    pub fn move_aside(&self) -> io::Result<PathBuf> {
+        let path = self.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let prefix = format!("{name}.corrupt-");
+        let to = self
+            .dir
+            .join(format!("{prefix}{}", crate::util::time::now_ms()));
+        fs::rename(&path, &to)?;
+        let mut kept: Vec<PathBuf> = fs::read_dir(&self.dir)?
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .map(|e| e.path())
+            .collect();
+        kept.sort();
+        let excess = kept.len().saturating_sub(KEEP_REJECTED);
+        for old in &kept[..excess] {
+            let _ = fs::remove_file(old);
+        }
+        Ok(to)
     }
 
     /// Writes a new cache file atomically: `body` writes the payload into a temporary file
@@ -102,7 +160,7 @@ impl Cache {
         fs::create_dir_all(&self.dir)?;
         let tmp = self.dir.join(format!(
             ".index-{:016x}.{}.{}.tmp",
-            self.key,
+            self.name,
             std::process::id(),
             crate::util::time::now_ms()
         ));
@@ -142,14 +200,70 @@ impl Cache {
     }
 }
 
+/// Checks the payload of a file of `len` bytes, read from just after its header, against
+/// the trailer's checksum and length; leaves the reader at the end.
+fn verify(r: &mut impl Read, len: u64) -> io::Result<()> {
+    let payload = len
+        .checked_sub(HEADER + TRAILER)
+        .ok_or_else(|| corrupt("truncated file"))?;
+    let mut sum = Xxh3Default::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut left = payload;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        r.read_exact(&mut buf[..n])
+            .map_err(|_| corrupt("truncated file"))?;
+        sum.update(&buf[..n]);
+        left -= n as u64;
+    }
+    let mut trailer = [0u8; TRAILER as usize];
+    r.read_exact(&mut trailer)
+        .map_err(|_| corrupt("truncated file"))?;
+    let word = |i: usize| u64::from_le_bytes(trailer[i..i + 8].try_into().unwrap_or_default());
+    if word(8) != payload {
+        return Err(corrupt("payload length mismatch"));
+    }
+    if word(0) != sum.digest() {
+        return Err(corrupt("checksum mismatch"));
+    }
+    Ok(())
+}
+
+/// How the first build began.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CacheStart {
+    /// The first build has not got that far yet.
+    #[default]
+    Pending,
+    /// `--no-cache`, or no cache directory.
+    Disabled,
+    /// No cache file yet.
+    Absent,
+    /// Restored from the cache file.
+    Restored,
+    /// Unreadable, corrupt or foreign: rebuilt from the transcripts.
+    Rejected,
+}
+
+impl CacheStart {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheStart::Pending => "pending",
+            CacheStart::Disabled => "disabled",
+            CacheStart::Absent => "absent",
+            CacheStart::Restored => "restored",
+            CacheStart::Rejected => "rejected",
+        }
+    }
+}
+
 /// What the persistent index did in this process, for `index_status`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CacheReport {
     /// The cache file; `None` when the cache is disabled (`--no-cache`, no home directory).
     pub path: Option<PathBuf>,
-    /// How the first build began: `disabled`, `absent` (no cache file yet), `restored`, or
-    /// `rejected` (unreadable, corrupt or foreign: rebuilt from the transcripts).
-    pub start: &'static str,
+    /// How the first build began.
+    pub start: CacheStart,
     /// Why the cache file was rejected.
     pub rejected_because: Option<String>,
     /// Transcript files taken from the cache unchanged at start.

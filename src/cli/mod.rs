@@ -1,13 +1,17 @@
-//! The command line: `serve` (default), `search` and `list`, and how their options resolve
-//! into index roots.
+//! The command line: `serve` (default), the one-shot commands (`search`, `list`, `show`,
+//! `status`, `context`), shell completions and the man page, and how their options resolve into
+//! index roots and the project.
+mod commands;
+pub mod human;
 pub mod output;
+mod progress;
 pub mod sources;
 
 use crate::cache::Cache;
+use crate::corpus::project::Project;
 use crate::corpus::writer::Writer;
 use crate::corpus::{Root, Shared, Snapshot};
 use crate::live::{self, LiveConfig};
-use crate::server::tools;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -16,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Search your coding agents' past sessions: an MCP server over stdio (default) or one-shot
-/// `search` / `list` commands that print JSON.
+/// commands that print readable text on a terminal and JSON when piped.
 #[derive(Debug, Parser)]
 #[command(
     name = "conversation-search",
@@ -55,9 +59,10 @@ pub struct GlobalArgs {
     /// file systems; also the automatic fallback when watching fails)
     #[arg(long, global = true)]
     pub poll: bool,
-    /// Index another agent's transcripts too: FORMAT (default location) or FORMAT:PATH;
-    /// repeatable. Formats: claude, openclaw, codex, gemini, opencode. Without it, Claude Code
-    /// under the projects directory only.
+    /// Index another agent's transcripts too: FORMAT (its default location), FORMAT:PATH, or
+    /// `auto` (every agent whose default location exists); repeatable. An unknown FORMAT lists
+    /// the supported ones (the README describes them). Without it, Claude Code under the
+    /// projects directory only.
     #[arg(long, global = true, value_name = "FORMAT[:PATH]", value_parser = sources::parse_source)]
     pub source: Vec<sources::SourceArg>,
     /// Where the persistent index lives [default: $XDG_CACHE_HOME/conversation-search, else
@@ -70,9 +75,36 @@ pub struct GlobalArgs {
     /// Rescan interval when polling (milliseconds)
     #[arg(long, global = true, value_name = "MS", default_value_t = 5000)]
     pub poll_interval_ms: u64,
+    /// UNSAFE: do not redact secrets (keys, tokens, passwords) from transcripts; they are then
+    /// indexed, written to the persistent index and returned by every tool as written
+    #[arg(long, global = true)]
+    pub no_redact: bool,
+    /// This project's directory: its sessions (there, below it, or in another worktree of its
+    /// git repository) are `this_project` [default: the current directory]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub project_root: Option<PathBuf>,
+    /// Do not rank this project's turns higher when searching every project
+    #[arg(long, global = true)]
+    pub no_project_prior: bool,
+    /// Print the JSON result even on a terminal
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Colours in readable output (`auto`: on a terminal, unless NO_COLOR is set)
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: human::ColorChoice,
 }
 
 impl GlobalArgs {
+    /// The project the server works for.
+    fn project(&self) -> Project {
+        let root = self
+            .project_root
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        Project::discover(&root, !self.no_project_prior)
+    }
+
     fn live_config(&self) -> LiveConfig {
         LiveConfig {
             debounce: Duration::from_millis(self.debounce_ms),
@@ -87,10 +119,86 @@ impl GlobalArgs {
 pub enum Command {
     /// Serve MCP over stdin/stdout (the default when no command is given).
     Serve(ServeArgs),
-    /// Search once and print the result as JSON.
+    /// Search once: one block per hit on a terminal, the MCP JSON when piped or with --json.
     Search(SearchArgs),
-    /// List sessions once and print them as JSON.
+    /// List sessions once (readable on a terminal, JSON when piped or with --json).
     List(ListArgs),
+    /// Print a conversation, or one turn of it.
+    Show(ShowArgs),
+    /// Print what the index holds (the `index_status` tool's answer).
+    Status,
+    /// Print a digest of this project's last sessions (for a SessionStart hook).
+    Context(ContextArgs),
+    /// Print a shell completion script.
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    #[command(hide = true)]
+    Man,
+}
+
+/// Which conversations a command covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ScopeArg {
+    /// This project's conversations only.
+    Project,
+    /// Every project's.
+    #[default]
+    All,
+}
+
+impl ScopeArg {
+    fn name(self) -> String {
+        match self {
+            Self::Project => "project".to_owned(),
+            Self::All => "all".to_owned(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ShowArgs {
+    /// Session id (from search or list).
+    pub session: String,
+    /// Only this turn (0-based).
+    pub turn: Option<i64>,
+    /// First turn shown of a conversation.
+    #[arg(long, default_value_t = 0)]
+    pub offset: i64,
+    /// Most turns shown of a conversation (1-100).
+    #[arg(long, default_value_t = 20)]
+    pub limit: i64,
+    /// Most characters of JSON read (500-60000).
+    #[arg(long, default_value_t = 60_000)]
+    pub max_chars: i64,
+}
+
+/// How `context` prints its digest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ContextFormat {
+    /// Markdown.
+    #[default]
+    Markdown,
+    /// The JSON a Claude Code SessionStart hook prints (hookSpecificOutput.additionalContext).
+    ClaudeHook,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ContextArgs {
+    /// How many sessions, newest first (1-20).
+    #[arg(long, default_value_t = 3)]
+    pub sessions: i64,
+    /// Most characters printed (500-60000).
+    #[arg(long, default_value_t = 2000)]
+    pub max_chars: i64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "markdown")]
+    pub format: ContextFormat,
+    /// Sessions of this project (default) or of every project.
+    #[arg(long, value_enum, default_value = "project")]
+    pub scope: ScopeArg,
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -120,9 +228,12 @@ pub struct SearchArgs {
     /// Only this conversation.
     #[arg(long)]
     pub session_id: Option<String>,
-    /// Only transcripts of this agent (claude, openclaw, codex, gemini, opencode).
+    /// Only transcripts of this agent (a `--source` format name).
     #[arg(id = "only_source", long = "only-source", value_name = "FORMAT")]
     pub source: Option<String>,
+    /// This project only, or every project (this project's turns ranked slightly higher).
+    #[arg(long, value_enum, default_value = "all")]
+    pub scope: ScopeArg,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -136,9 +247,12 @@ pub struct ListArgs {
     /// Maximum number of sessions (1-100).
     #[arg(long, default_value_t = 50, allow_negative_numbers = true)]
     pub limit: i64,
-    /// Only sessions of this agent (claude, openclaw, codex, gemini, opencode).
+    /// Only sessions of this agent (a `--source` format name).
     #[arg(id = "only_source", long = "only-source", value_name = "FORMAT")]
     pub source: Option<String>,
+    /// This project's sessions only, or every project's.
+    #[arg(long, value_enum, default_value = "all")]
+    pub scope: ScopeArg,
 }
 
 /// A command line that names something unusable: reported like clap's errors (exit status 2).
@@ -154,7 +268,7 @@ fn roots(global: &GlobalArgs, pattern: Option<&str>) -> anyhow::Result<Vec<Root>
     )
     .map_err(UsageError)?;
     for r in &roots {
-        if r.adapter.name() == crate::transcript::claude::FORMAT && !r.dir.exists() {
+        if r.adapter.name() == crate::transcript::default_adapter().name() && !r.dir.exists() {
             tracing::info!(
                 "projects directory `{}` does not exist yet; starting with an empty index",
                 r.dir.display()
@@ -173,51 +287,57 @@ fn cache_for(global: &GlobalArgs, roots: &[Root]) -> Option<Cache> {
         .cache_dir
         .clone()
         .or_else(crate::cache::default_dir)?;
-    Some(Cache::new(dir, roots))
+    Some(crate::corpus::cache_for(dir, roots))
 }
 
-/// Builds the whole index synchronously (for one-shot commands).
-fn build_once(global: &GlobalArgs, roots: Vec<Root>) -> Arc<Snapshot> {
+/// Builds the whole index synchronously (for one-shot commands), with a progress bar on a
+/// terminal when the build takes a while.
+fn build_once(global: &GlobalArgs, roots: Vec<Root>) -> Arc<Shared> {
     let cache = cache_for(global, &roots);
-    let shared = Shared::new(Snapshot::default());
+    let shared = Shared::new(Snapshot {
+        project: Arc::new(global.project()),
+        ..Snapshot::default()
+    });
     let mut writer = Writer::new(roots, Arc::clone(&shared));
-    if writer.start(cache.as_ref()) {
+    let bar = progress::Bar::start(Arc::clone(&shared));
+    let changed = writer.start(cache.as_ref());
+    bar.finish();
+    if changed {
         if let Some(c) = &cache {
             if let Err(e) = writer.save_cache(c) {
                 tracing::warn!("cannot write the index cache `{}`: {e}", c.path().display());
             }
         }
     }
-    shared.snapshot()
+    shared
 }
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    crate::redact::set_enabled(!cli.global.no_redact);
+    if cli.global.no_redact {
+        tracing::warn!(
+            "--no-redact: secrets in transcripts are indexed, cached and returned as written"
+        );
+    }
+    let global = &cli.global;
+    let shared = |pattern: Option<&str>| -> anyhow::Result<Arc<Shared>> {
+        Ok(build_once(global, roots(global, pattern)?))
+    };
     match cli.command {
-        None => serve(&cli.global, &cli.serve),
-        Some(Command::Serve(args)) => serve(&cli.global, &args),
+        None => serve(global, &cli.serve),
+        Some(Command::Serve(args)) => serve(global, &args),
         Some(Command::Search(args)) => {
-            let snap = build_once(&cli.global, roots(&cli.global, args.pattern.as_deref())?);
-            let params = tools::search::SearchParams {
-                query: args.query,
-                limit: Some(args.limit),
-                session_id: args.session_id,
-                project: args.project,
-                source: args.source,
-                ..Default::default()
-            };
-            Ok(output::print_result(tools::search::run(&snap, params)))
+            commands::search(global, &shared(args.pattern.as_deref())?.snapshot(), args)
         }
         Some(Command::List(args)) => {
-            let snap = build_once(&cli.global, roots(&cli.global, args.pattern.as_deref())?);
-            let params = tools::list::ListParams {
-                project: args.project,
-                source: args.source,
-                limit: Some(args.limit),
-                ..Default::default()
-            };
-            Ok(output::print_result(tools::list::run(&snap, params)))
+            commands::list(global, &shared(args.pattern.as_deref())?.snapshot(), args)
         }
+        Some(Command::Show(args)) => commands::show(global, &shared(None)?.snapshot(), args),
+        Some(Command::Status) => commands::status(global, &*shared(None)?),
+        Some(Command::Context(args)) => commands::context(&shared(None)?.snapshot(), args),
+        Some(Command::Completions { shell }) => Ok(commands::completions(shell)),
+        Some(Command::Man) => commands::man(),
     }
 }
 
@@ -228,17 +348,20 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let roots = roots(global, args.pattern.as_deref())?;
     let shared = Shared::new(Snapshot {
         roots: Arc::new(roots.clone()),
+        project: Arc::new(global.project()),
         ..Snapshot::default()
     });
     let writer_shared = Arc::clone(&shared);
     let cfg = global.live_config();
     let cache = cache_for(global, &roots);
     let (stopper, tx, rx) = live::channel_pair();
+    let status = Arc::new(live::LiveStatus::default());
+    let writer_status = Arc::clone(&status);
     std::thread::Builder::new()
         .name("indexer".into())
         .spawn(move || {
-            let writer = Writer::new(roots, Arc::clone(&writer_shared));
-            live::run(writer, writer_shared, cfg, cache, (tx, rx));
+            let writer = Writer::new(roots, writer_shared);
+            live::run(writer, writer_status, cfg, cache, (tx, rx));
         })
         .context("cannot start the indexer thread")?;
     // One runtime thread for the transport and the protocol; tool calls run on the blocking
@@ -248,7 +371,7 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let timeout = Duration::from_millis(args.query_timeout_ms);
-    let served = runtime.block_on(crate::server::serve_stdio(shared, timeout));
+    let served = runtime.block_on(crate::server::serve_stdio(shared, status, timeout));
     // the client is gone: let the indexer save what changed since its last cache write
     stopper.stop(STOP_TIMEOUT);
     served?;

@@ -2,8 +2,9 @@
 //! turns, and re-reading turns at full fidelity from their transcript file by byte range.
 use super::Snapshot;
 use super::catalog::Conversation;
-use crate::transcript::{Reader, Turn, adapter};
-use crate::util::hash::FxHashMap;
+use super::project::Scope;
+use crate::transcript::{Reader, Turn, redacted};
+use rustc_hash::FxHashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
@@ -17,6 +18,7 @@ pub struct ListRange<'a> {
     pub since: Option<i64>,
     /// Sessions started before (first timestamp).
     pub until: Option<i64>,
+    pub scope: Scope,
 }
 
 /// One row of `list_conversations`.
@@ -24,6 +26,7 @@ pub struct ListRange<'a> {
 pub struct Listed {
     pub conv: Arc<Conversation>,
     pub project: String,
+    pub this_project: bool,
     pub subagent_count: usize,
 }
 
@@ -32,6 +35,7 @@ pub struct Listed {
 pub struct FileTouch {
     pub conv: Arc<Conversation>,
     pub project: String,
+    pub this_project: bool,
     pub turn: u32,
     pub timestamp: Option<i64>,
     pub path: String,
@@ -60,6 +64,7 @@ impl Snapshot {
         &self,
         needle: &str,
         since: Option<i64>,
+        scope: Scope,
         offset: usize,
         limit: usize,
     ) -> (usize, Vec<FileTouch>) {
@@ -96,9 +101,14 @@ impl Snapshot {
             .into_iter()
             .filter_map(|((c, turn, path), (ts, mut ops))| {
                 let conv = Arc::clone(self.catalog.get(c)?);
+                let this_project = self.project.contains(&conv);
+                if scope == Scope::Project && !this_project {
+                    return None;
+                }
                 ops.sort_unstable();
                 Some(FileTouch {
                     project: self.project_of(&conv),
+                    this_project,
                     conv,
                     turn,
                     timestamp: (ts != i64::MIN).then_some(ts),
@@ -137,6 +147,7 @@ impl Snapshot {
                     .as_deref()
                     .is_none_or(|p| self.catalog.project_matches(c, p))
             })
+            .filter(|c| self.project.in_scope(range.scope, c))
             .filter(|c| {
                 range
                     .since
@@ -161,6 +172,7 @@ impl Snapshot {
             .take(limit)
             .map(|c| Listed {
                 project: self.project_of(c),
+                this_project: self.project.contains(c),
                 subagent_count: subagents.get(c.id.as_str()).copied().unwrap_or(0),
                 conv: Arc::clone(c),
             })
@@ -184,10 +196,10 @@ impl Snapshot {
             path: path.clone(),
             source,
         };
-        let Some(adapter) = adapter(conv.file.format) else {
+        let Some(reader) = redacted::open(&conv.file) else {
             return Err(ReadError::Changed { path });
         };
-        let mut parser = match adapter.reader(&conv.file) {
+        let mut parser = match reader {
             Reader::Lines(p) => p,
             Reader::Unit(mut unit) => {
                 // whole-unit formats: re-read the conversation from the unit
@@ -218,8 +230,13 @@ impl Snapshot {
             let _ = parser.feed_line(offset, line.strip_suffix(b"\r").unwrap_or(line));
             offset += line.len() as u64 + 1;
         }
+        // a file that holds several conversations (inline sub-agents) yields each of them
+        let mut states = parser.drain();
+        if states.iter().any(|s| s.id == conv.id) {
+            states.retain(|s| s.id == conv.id);
+        }
         let mut turns: Vec<Turn> = Vec::new();
-        for state in parser.drain() {
+        for state in states {
             turns.extend(state.completed);
             turns.extend(state.open);
         }

@@ -41,10 +41,12 @@ type Chunk = (Vec<(Segment, Vec<(ConvId, u32)>)>, Vec<Read>);
 /// Counters the workers share.
 struct Shared<'a> {
     files: &'a [SourceFile],
+    /// Each file's size when the build started.
+    sizes: &'a [u64],
     next: AtomicUsize,
     conv_base: AtomicUsize,
     seg_base: AtomicU64,
-    progress: &'a super::progress::BuildProgress,
+    progress: &'a super::BuildProgress,
 }
 
 impl Writer {
@@ -53,22 +55,24 @@ impl Writer {
     pub fn initial_build(&mut self) {
         let started = Instant::now();
         let files = self.discover();
-        let bytes: u64 = files
+        let sizes: Vec<u64> = files
             .iter()
-            .filter_map(|f| std::fs::metadata(&f.path).ok())
-            .map(|m| m.len())
-            .sum();
-        let live = Arc::clone(&self.shared.live);
-        live.build.start(files.len() as u64, bytes);
+            .map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len()))
+            .collect();
+        let shared = Arc::clone(&self.shared);
+        shared
+            .progress
+            .start(files.len() as u64, sizes.iter().sum());
         let threads = std::thread::available_parallelism()
             .map_or(2, |n| n.get())
             .clamp(1, 8);
         let work = Shared {
             files: &files,
+            sizes: &sizes,
             next: AtomicUsize::new(0),
             conv_base: AtomicUsize::new(self.next_conv as usize),
             seg_base: AtomicU64::new(self.next_seg),
-            progress: &live.build,
+            progress: &shared.progress,
         };
         let (tx, rx) = channel::<Chunk>();
         std::thread::scope(|s| {
@@ -84,7 +88,7 @@ impl Writer {
                 if published.elapsed() >= PROGRESS_EVERY {
                     self.next_conv = work.conv_base.load(Ordering::Relaxed) as ConvId;
                     self.next_seg = work.seg_base.load(Ordering::Relaxed);
-                    let groups = self.claude_groups();
+                    let groups = self.project_groups();
                     self.catalog.set_groups(groups);
                     self.publish_as_is(started);
                     published = Instant::now();
@@ -93,7 +97,7 @@ impl Writer {
         });
         self.next_conv = work.conv_base.load(Ordering::Relaxed) as ConvId;
         self.next_seg = work.seg_base.load(Ordering::Relaxed);
-        let groups = self.claude_groups();
+        let groups = self.project_groups();
         self.catalog.set_groups(groups);
         self.complete = true;
         self.publish(started);
@@ -173,7 +177,7 @@ fn worker(work: &Shared, tx: Sender<Chunk>) {
             ReadOutcome::Replaced { changed, .. } => changed,
             ReadOutcome::Unchanged => Vec::new(),
             ReadOutcome::Gone | ReadOutcome::Rewritten => {
-                work.progress.file_done(0);
+                work.progress.file_done(work.sizes[i], 0);
                 continue;
             }
         };
@@ -183,14 +187,16 @@ fn worker(work: &Shared, tx: Sender<Chunk>) {
             .collect();
         // the turns go into the segment; only their summary is kept
         let mut updates = Vec::with_capacity(convs.len());
+        let mut turn_count = 0;
         for (c, &id) in convs.into_iter().zip(&ids) {
             let (update, turns) = ConvUpdate::split(c);
             for t in &turns {
                 batch.add(id, t);
             }
+            turn_count += turns.len() as u64;
             updates.push(update);
         }
-        work.progress.file_done(state.offset);
+        work.progress.file_done(work.sizes[i], turn_count);
         read.push((state, updates, ids));
         let full = batch.builder.text_bytes() >= SEGMENT_TEXT_BYTES;
         if full || since.elapsed() >= wait {

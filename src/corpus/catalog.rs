@@ -1,7 +1,7 @@
 //! The catalog: every conversation the index knows (sessions and sub-agents), looked up by id,
 //! and how project names are derived from project directories and working directories.
 use crate::transcript::{ConvMeta, Role, SourceFile};
-use crate::util::hash::FxHashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// Dense numeric id of a conversation inside the index (never reused within a process).
@@ -83,6 +83,10 @@ pub struct Catalog {
     groups: Arc<Vec<String>>,
     /// Length of the prefix stripped from every group name.
     group_prefix: usize,
+    /// Conversations stored under `<id>@<suffix>` because another file held `<id>`, by `<id>`:
+    /// the first one still present takes `<id>` back when its holder goes (a transcript moved
+    /// to another directory is added before its old path is seen gone).
+    displaced: Arc<FxHashMap<String, Vec<ConvId>>>,
 }
 
 impl Catalog {
@@ -118,6 +122,12 @@ impl Catalog {
                     .group
                     .clone()
                     .unwrap_or_else(|| conv.conv.to_string());
+                let held = Arc::make_mut(&mut self.displaced)
+                    .entry(conv.id.clone())
+                    .or_default();
+                if !held.contains(&conv.conv) {
+                    held.push(conv.conv);
+                }
                 conv.id = format!("{}@{}", conv.id, suffix);
             }
         }
@@ -135,10 +145,35 @@ impl Catalog {
 
     pub fn remove(&mut self, conv: ConvId) {
         if let Some(old) = self.get(conv).cloned() {
+            Arc::make_mut(&mut self.slots)[conv as usize] = None;
             if self.by_id.get(&old.id) == Some(&conv) {
                 Arc::make_mut(&mut self.by_id).remove(&old.id);
+                self.restore_displaced(&old.id);
             }
-            Arc::make_mut(&mut self.slots)[conv as usize] = None;
+        }
+    }
+
+    /// Gives `id` to the first conversation that was displaced from it and is still present.
+    fn restore_displaced(&mut self, id: &str) {
+        let Some(mut waiting) = Arc::make_mut(&mut self.displaced).remove(id) else {
+            return;
+        };
+        waiting.retain(|&c| {
+            self.get(c)
+                .is_some_and(|x| x.id.strip_prefix(id).is_some_and(|r| r.starts_with('@')))
+        });
+        if waiting.is_empty() {
+            return;
+        }
+        let first = waiting.remove(0);
+        if !waiting.is_empty() {
+            Arc::make_mut(&mut self.displaced).insert(id.to_owned(), waiting);
+        }
+        if let Some(c) = self.get(first).cloned() {
+            Arc::make_mut(&mut self.by_id).remove(&c.id);
+            let mut moved = (*c).clone();
+            moved.id = id.to_owned();
+            self.put(moved);
         }
     }
 
@@ -162,7 +197,9 @@ impl Catalog {
             .and_then(|c| c.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next())
             .filter(|s| !s.is_empty())
             .map(str::to_owned);
-        if conv.file.format != crate::transcript::claude::FORMAT {
+        if crate::transcript::adapter(conv.file.format)
+            .is_none_or(|a| a.project_naming() != crate::transcript::ProjectNaming::Group)
+        {
             return cwd_name
                 .or_else(|| conv.file.group.clone())
                 .unwrap_or_default();

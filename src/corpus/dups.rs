@@ -3,7 +3,7 @@
 //! keys held by two or more live documents is kept up to date as documents come and go, and
 //! published with each snapshot.
 use crate::index::IndexView;
-use crate::util::hash::{FxHashMap, FxHashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
 #[derive(Debug, Default)]

@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
+use xxhash_rust::xxh3::{Xxh3Default, xxh3_64};
 
 /// Bytes fingerprinted at the start of a file and just before the read offset.
 pub(super) const FINGERPRINT_BYTES: u64 = 4096;
@@ -17,7 +18,7 @@ pub(super) const SAMPLE_BYTES: u64 = 1024;
 /// A read prefix up to this size is verified whole when a restart restores the file.
 pub(super) const RESTORE_FULL_MAX: u64 = 64 << 10;
 
-/// Identity of what has been read, to notice a rewrite without re-parsing.
+/// Identity of what has been read, to notice a rewrite without re-parsing (xxh3 hashes).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Fingerprint {
     /// Hash of the first `min(offset, 4096)` bytes.
@@ -36,9 +37,7 @@ pub(super) fn hash_range(file: &mut File, start: u64, len: u64) -> io::Result<u6
     let mut buf = vec![0u8; len as usize];
     file.seek(SeekFrom::Start(start))?;
     file.read_exact(&mut buf)?;
-    let mut sum = crate::util::codec::Checksum::default();
-    sum.update(&buf);
-    Ok(sum.value())
+    Ok(xxh3_64(&buf))
 }
 
 /// Opens a transcript for reading, refusing anything but a regular file (a FIFO or device
@@ -77,10 +76,10 @@ pub(super) fn sampled_hash(file: &mut File, offset: u64) -> io::Result<u64> {
 
 /// Hash of 16 windows of 1 KiB spread evenly over `[0, offset)`.
 pub(super) fn windows_hash(file: &mut File, offset: u64) -> io::Result<u64> {
-    let mut sum = crate::util::codec::Checksum::default();
+    let mut sum = Xxh3Default::new();
     let stride = offset / (SAMPLES + 1);
     for i in 1..=SAMPLES {
         sum.update(&hash_range(file, i * stride, SAMPLE_BYTES)?.to_le_bytes());
     }
-    Ok(sum.value())
+    Ok(sum.digest())
 }

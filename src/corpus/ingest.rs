@@ -6,12 +6,12 @@ use super::fingerprint::{
     FULL_HASH_MAX, RESTORE_FULL_MAX, head_tail, open_regular, prefix_hash, sampled_hash,
     windows_hash,
 };
-use crate::transcript::{ConvState, LineParser, Reader, SourceFile, UnitReader, adapter};
-use crate::util::codec::StreamChecksum;
+use crate::transcript::{ConvState, LineParser, Reader, SourceFile, UnitReader, redacted};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::SystemTime;
+use xxhash_rust::xxh3::Xxh3Default;
 
 /// Read buffer size; lines longer than this grow the buffer.
 const CHUNK: usize = 1 << 20;
@@ -51,9 +51,11 @@ pub struct FileState {
     pub fingerprint: Fingerprint,
     /// Running hash of `[0, offset)` while the offset is at most [`FULL_HASH_MAX`], so the
     /// fingerprint after a read needs no second pass over the file.
-    stream: StreamChecksum,
+    stream: Xxh3Default,
     /// Lines that could not be read.
     pub skipped: u64,
+    /// Records of types the reader does not know, per type (sorted by type).
+    pub unknown: Vec<(String, u64)>,
     /// First skipped line's description, for the per-file warning.
     warned: bool,
     history_done: bool,
@@ -70,13 +72,15 @@ pub struct SavedState {
     pub mtime: Option<SystemTime>,
     pub fingerprint: Fingerprint,
     pub skipped: u64,
+    /// Records of unknown types, per type.
+    pub unknown: Vec<(String, u64)>,
     /// Size and mtime of a whole unit's stamp files (empty for line files).
     pub stamp: Vec<Option<(u64, Option<SystemTime>)>>,
 }
 
 impl FileState {
     pub fn new(src: SourceFile) -> Self {
-        let (parser, unit) = match adapter(src.format).map(|a| a.reader(&src)) {
+        let (parser, unit) = match redacted::open(&src) {
             Some(Reader::Lines(p)) => (Some(p), None),
             Some(Reader::Unit(u)) => (None, Some((u, Stamp::new()))),
             None => (None, None),
@@ -89,8 +93,9 @@ impl FileState {
             size: 0,
             mtime: None,
             fingerprint: Fingerprint::default(),
-            stream: StreamChecksum::default(),
+            stream: Xxh3Default::new(),
             skipped: 0,
+            unknown: Vec::new(),
             warned: false,
             history_done: false,
             restored: false,
@@ -109,6 +114,7 @@ impl FileState {
         state.mtime = saved.mtime;
         state.fingerprint = saved.fingerprint;
         state.skipped = saved.skipped;
+        state.unknown = saved.unknown;
         state.history_done = true;
         state.restored = true;
         state
@@ -122,6 +128,7 @@ impl FileState {
             mtime: self.mtime,
             fingerprint: self.fingerprint,
             skipped: self.skipped,
+            unknown: self.unknown.clone(),
             stamp: self
                 .unit
                 .as_ref()
@@ -148,14 +155,13 @@ impl FileState {
         {
             return Ok(false);
         }
-        let Some(Reader::Lines(parser)) = adapter(self.src.format).map(|a| a.reader(&self.src))
-        else {
+        let Some(Reader::Lines(parser)) = redacted::open(&self.src) else {
             return Ok(false);
         };
         let (skipped, warned) = (self.skipped, self.warned);
         self.parser = Some(parser);
         self.offset = 0;
-        self.stream = StreamChecksum::default();
+        self.stream = Xxh3Default::new();
         self.history_done = false;
         self.warned = true; // its skipped lines were reported when it was first read
         self.read_lines_until(&mut file, end)?;
@@ -276,12 +282,15 @@ impl FileState {
         let before = self.offset;
         self.read_lines(&mut file)?;
         self.finish_history();
+        if let Some(p) = &self.parser {
+            self.unknown = p.unknown_kinds();
+        }
         if self.offset == before {
             return Ok(ReadOutcome::Unchanged);
         }
         let (head, tail) = head_tail(&mut file, self.offset)?;
         let prefix = if self.offset <= FULL_HASH_MAX {
-            self.stream.value()
+            self.stream.digest()
         } else {
             prefix_hash(&mut file, self.offset)?
         };
@@ -318,6 +327,7 @@ impl FileState {
         self.mtime = meta.modified().ok();
         self.offset = meta.len();
         self.skipped = read.skipped;
+        self.unknown = read.unknown;
         if read.skipped > 0 && !self.warned {
             self.warned = true;
             tracing::warn!(path = %self.src.path.display(), skipped = read.skipped, "skipped unreadable records in `{}`", self.src.path.display());

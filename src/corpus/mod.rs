@@ -3,22 +3,25 @@
 pub mod browse;
 mod build;
 pub mod catalog;
+pub mod digest;
 pub mod dups;
 mod fingerprint;
 pub mod ingest;
 mod merge;
 mod persist;
-pub mod progress;
+pub mod project;
 pub mod query;
+mod request;
 mod update;
 pub mod writer;
 
+use crate::cache::CacheReport;
 use crate::index::IndexView;
 use crate::transcript::Adapter;
 use crate::util::glob::Glob;
 use catalog::Catalog;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
 
@@ -28,6 +31,33 @@ pub struct Root {
     pub adapter: &'static dyn Adapter,
     pub dir: PathBuf,
     pub pattern: Glob,
+}
+
+impl Root {
+    /// The bytes that tell this root's configuration from any other, for the persistent
+    /// index's key: format, canonical directory and pattern, each length-prefixed.
+    fn key_bytes(&self, out: &mut Vec<u8>) {
+        let dir = std::fs::canonicalize(&self.dir).unwrap_or_else(|_| self.dir.clone());
+        for part in [
+            self.adapter.name().as_bytes(),
+            dir.as_os_str().as_encoded_bytes(),
+            self.pattern.as_str().as_bytes(),
+        ] {
+            out.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            out.extend_from_slice(part);
+        }
+    }
+}
+
+/// The persistent index of the corpus made of `roots`, in `dir`. Its key includes the
+/// redaction in force (on/off, rules version and fingerprint): text stored under other rules
+/// is never reused, and its file is replaced by one redacted under the current rules.
+pub fn cache_for(dir: PathBuf, roots: &[Root]) -> crate::cache::Cache {
+    let mut key = Vec::new();
+    for r in roots {
+        r.key_bytes(&mut key);
+    }
+    crate::cache::Cache::new(dir, &key).with_content(&crate::redact::key_bytes())
 }
 
 impl std::fmt::Debug for Root {
@@ -47,14 +77,19 @@ impl std::fmt::Debug for Root {
 pub struct SourceHealth {
     pub format: &'static str,
     pub path: PathBuf,
+    /// Whether the directory exists (a missing one is watched for).
+    pub exists: bool,
     pub files: u64,
     pub sessions: u64,
     pub subagents: u64,
     pub turns: u64,
     pub skipped_lines: u64,
+    /// Records of types the format's reader does not know (skipped), per type.
+    pub unknown_records: std::collections::BTreeMap<String, u64>,
     /// Files that were read but yielded no turn.
     pub files_without_turns: u64,
-    /// Set when files were read but none yielded a turn (a format change upstream?).
+    /// Set when the directory does not exist, or when files were read but none yielded a
+    /// turn (a format change upstream?).
     pub warning: Option<String>,
 }
 
@@ -92,56 +127,61 @@ pub struct Snapshot {
     pub index: IndexView,
     pub stats: Stats,
     pub roots: Arc<Vec<Root>>,
-    /// Live-index state (shared with [`Shared`], read as of now).
-    pub live: Arc<LiveStatus>,
     /// Duplicate-turn keys held by two or more live documents.
-    pub dup_multi: Arc<crate::util::hash::FxHashSet<u64>>,
+    pub dup_multi: Arc<rustc_hash::FxHashSet<u64>>,
+    /// The project the server works for; fixed at start (the first snapshot's is carried over
+    /// to every published one).
+    pub project: Arc<project::Project>,
+    /// How far the first build is, read as of now (shared with [`Shared`] and carried over to
+    /// every published snapshot, like the project).
+    pub progress: Arc<BuildProgress>,
 }
 
-/// What the live index is doing, for `index_status`.
+/// How far the first full build has got (for a progress bar); totals are set once the files
+/// are found.
 #[derive(Debug, Default)]
-pub struct LiveStatus {
-    pub watching: AtomicBool,
-    /// `watch`, `poll`, or empty when the index is not live (one-shot commands).
-    mode: Mutex<String>,
-    error: Mutex<Option<String>>,
-    pub pending: AtomicUsize,
-    pub events: AtomicU64,
-    pub debounce_ms: AtomicU64,
-    pub max_staleness_ms: AtomicU64,
-    cache: Mutex<crate::cache::CacheReport>,
-    /// How far the first build is.
-    pub build: progress::BuildProgress,
+pub struct BuildProgress {
+    pub files_total: AtomicU64,
+    pub bytes_total: AtomicU64,
+    pub files_done: AtomicU64,
+    pub bytes_done: AtomicU64,
+    pub turns_done: AtomicU64,
 }
 
-impl LiveStatus {
-    pub fn set_mode(&self, mode: &str, error: Option<String>) {
-        self.watching.store(mode == "watch", Ordering::Relaxed);
-        *self.mode.lock().unwrap_or_else(|p| p.into_inner()) = mode.to_owned();
-        if error.is_some() {
-            *self.error.lock().unwrap_or_else(|p| p.into_inner()) = error;
+/// A reading of [`BuildProgress`], for `index_status` and every answer given before the first
+/// build completes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub files_done: u64,
+    pub files_total: u64,
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+}
+
+impl BuildProgress {
+    /// The build found `files` files holding `bytes` bytes.
+    pub fn start(&self, files: u64, bytes: u64) {
+        self.files_total.store(files, Ordering::Relaxed);
+        self.bytes_total.store(bytes, Ordering::Relaxed);
+    }
+
+    /// One more file was read: `bytes` of it, holding `turns` turns.
+    pub fn file_done(&self, bytes: u64, turns: u64) {
+        self.files_done.fetch_add(1, Ordering::Relaxed);
+        self.bytes_done.fetch_add(bytes, Ordering::Relaxed);
+        self.turns_done.fetch_add(turns, Ordering::Relaxed);
+    }
+
+    pub fn get(&self) -> Progress {
+        let files_total = self.files_total.load(Ordering::Relaxed);
+        let bytes_total = self.bytes_total.load(Ordering::Relaxed);
+        Progress {
+            files_done: self.files_done.load(Ordering::Relaxed).min(files_total),
+            files_total,
+            // a file may have grown since it was measured
+            bytes_done: self.bytes_done.load(Ordering::Relaxed).min(bytes_total),
+            bytes_total,
         }
-    }
-
-    pub fn set_error(&self, error: String) {
-        *self.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
-    }
-
-    pub fn mode(&self) -> String {
-        self.mode.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    pub fn error(&self) -> Option<String> {
-        self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// What the persistent index did so far.
-    pub fn cache(&self) -> crate::cache::CacheReport {
-        self.cache.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    pub fn update_cache(&self, f: impl FnOnce(&mut crate::cache::CacheReport)) {
-        f(&mut self.cache.lock().unwrap_or_else(|p| p.into_inner()));
     }
 }
 
@@ -151,18 +191,31 @@ pub struct Shared {
     current: RwLock<Arc<Snapshot>>,
     complete: Mutex<bool>,
     complete_cv: Condvar,
-    pub live: Arc<LiveStatus>,
+    /// What the persistent index did so far (read as of now, not as of a snapshot).
+    cache: Mutex<CacheReport>,
+    /// Progress of the first full build.
+    pub progress: Arc<BuildProgress>,
 }
 
 impl Shared {
     pub fn new(initial: Snapshot) -> Arc<Self> {
-        let live = Arc::clone(&initial.live);
+        let progress = Arc::clone(&initial.progress);
         Arc::new(Self {
             current: RwLock::new(Arc::new(initial)),
             complete: Mutex::new(false),
             complete_cv: Condvar::new(),
-            live,
+            cache: Mutex::new(CacheReport::default()),
+            progress,
         })
+    }
+
+    /// What the persistent index did so far.
+    pub fn cache_report(&self) -> CacheReport {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn update_cache(&self, f: impl FnOnce(&mut CacheReport)) {
+        f(&mut self.cache.lock().unwrap_or_else(|p| p.into_inner()));
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {
@@ -172,13 +225,13 @@ impl Shared {
         }
     }
 
-    pub fn publish(&self, snap: Snapshot) {
+    pub fn publish(&self, mut snap: Snapshot) {
         let complete = snap.complete;
-        let snap = Arc::new(snap);
-        match self.current.write() {
-            Ok(mut g) => *g = snap,
-            Err(poisoned) => *poisoned.into_inner() = snap,
-        }
+        let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
+        snap.project = Arc::clone(&current.project);
+        snap.progress = Arc::clone(&current.progress);
+        *current = Arc::new(snap);
+        drop(current);
         if complete {
             let mut done = self.complete.lock().unwrap_or_else(|p| p.into_inner());
             *done = true;

@@ -5,7 +5,7 @@
 use super::catalog::{ConvId, Conversation};
 use super::ingest::{FileState, Fingerprint, SavedState};
 use super::writer::{ConvBook, FileEntry, Writer};
-use crate::cache::Cache;
+use crate::cache::{Cache, CacheStart};
 use crate::index::persist::{read_segment, read_tombstones, write_segment, write_tombstones};
 use crate::index::{IndexView, SegView};
 use crate::transcript::{ConvMeta, Role, SourceFile, SummaryRecord, adapter};
@@ -106,6 +106,10 @@ fn put_meta<W: Write>(e: &mut Encoder<W>, m: &ConvMeta) -> io::Result<()> {
     e.opt_i64(m.first_ts)?;
     e.opt_i64(m.last_ts)?;
     e.opt_i64(m.created_ts)?;
+    e.varint(m.cwds.len() as u64)?;
+    for c in &m.cwds {
+        e.str(c)?;
+    }
     e.varint(m.summaries.len() as u64)?;
     for s in &m.summaries {
         e.str(&s.text)?;
@@ -134,6 +138,9 @@ fn get_meta<R: Read>(d: &mut Decoder<R>) -> io::Result<ConvMeta> {
     m.last_ts = d.opt_i64()?;
     m.created_ts = d.opt_i64()?;
     for _ in 0..d.length()? {
+        m.cwds.push(d.string()?);
+    }
+    for _ in 0..d.length()? {
         m.summaries.push(SummaryRecord {
             text: d.string()?,
             leaf: d.opt_string()?,
@@ -158,7 +165,7 @@ impl Writer {
     /// Returns the file's size.
     pub fn save_cache(&self, cache: &Cache) -> io::Result<u64> {
         let result = self.write_cache(cache);
-        self.shared.live.update_cache(|r| match &result {
+        self.shared.update_cache(|r| match &result {
             Ok(_) => {
                 r.writes += 1;
                 r.write_error = None;
@@ -191,6 +198,11 @@ impl Writer {
                 e.u64(s.fingerprint.prefix)?;
                 e.u64(s.fingerprint.sampled)?;
                 e.u64(s.skipped)?;
+                e.varint(s.unknown.len() as u64)?;
+                for (kind, n) in &s.unknown {
+                    e.str(kind)?;
+                    e.u64(*n)?;
+                }
                 e.varint(s.stamp.len() as u64)?;
                 for st in &s.stamp {
                     match st {
@@ -252,7 +264,11 @@ impl Writer {
             return Ok(false);
         };
         let mut d = Decoder::new(&mut r);
-        let restored = read_state(&mut d)?;
+        // the checksum was verified by `open`; a panic here is still a corrupt file, not a
+        // dead indexer
+        let restored =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_state(&mut d)))
+                .map_err(|_| corrupt("undecodable payload"))??;
         let sum = d.checksum();
         let mut trailer = [0u8; 16];
         r.read_exact(&mut trailer)
@@ -282,7 +298,7 @@ impl Writer {
         self.dups = super::dups::DupTracker::rebuild(&self.view);
         self.next_conv = r.next_conv;
         self.next_seg = r.next_seg;
-        let groups = self.claude_groups();
+        let groups = self.project_groups();
         self.catalog.set_groups(groups);
     }
 }
@@ -304,6 +320,10 @@ fn read_state<R: Read>(d: &mut Decoder<R>) -> io::Result<Restored> {
             sampled: d.u64()?,
         };
         let skipped = d.u64()?;
+        let mut unknown = Vec::new();
+        for _ in 0..d.length()? {
+            unknown.push((d.string()?, d.u64()?));
+        }
         let mut stamp = Vec::new();
         for _ in 0..d.length()? {
             stamp.push(if d.bool()? {
@@ -328,6 +348,7 @@ fn read_state<R: Read>(d: &mut Decoder<R>) -> io::Result<Restored> {
             mtime,
             fingerprint,
             skipped,
+            unknown,
             stamp,
         };
         files.push((FileState::restored(src, saved), convs));
@@ -415,13 +436,13 @@ impl Writer {
     /// anything was read, refreshes the cache. Returns whether the cache needs saving.
     pub fn start(&mut self, cache: Option<&Cache>) -> bool {
         let started = std::time::Instant::now();
-        let live = Arc::clone(&self.shared.live);
-        live.update_cache(|r| {
+        let shared = Arc::clone(&self.shared);
+        shared.update_cache(|r| {
             r.path = cache.map(Cache::path);
             r.start = if cache.is_some() {
-                "absent"
+                CacheStart::Absent
             } else {
-                "disabled"
+                CacheStart::Disabled
             };
         });
         if let Some(cache) = cache {
@@ -433,8 +454,8 @@ impl Writer {
                     let (changed, new_files) = self.refresh_restored();
                     let s = &self.stats;
                     let touched = s.files_touched;
-                    live.update_cache(|r| {
-                        r.start = "restored";
+                    shared.update_cache(|r| {
+                        r.start = CacheStart::Restored;
                         r.files_changed = touched;
                         r.files_reused = restored.saturating_sub(touched - new_files.min(touched));
                     });
@@ -457,13 +478,20 @@ impl Writer {
                 }
                 Ok(false) => {}
                 Err(e) => {
+                    let mut because = e.to_string();
+                    if e.kind() == io::ErrorKind::InvalidData {
+                        match cache.move_aside() {
+                            Ok(to) => because.push_str(&format!("; moved to `{}`", to.display())),
+                            Err(m) => because.push_str(&format!("; not moved aside: {m}")),
+                        }
+                    }
                     tracing::warn!(
-                        "ignoring the index cache `{}` ({e}); rebuilding it",
+                        "ignoring the index cache `{}` ({because}); rebuilding it",
                         cache.path().display()
                     );
-                    live.update_cache(|r| {
-                        r.start = "rejected";
-                        r.rejected_because = Some(e.to_string());
+                    shared.update_cache(|r| {
+                        r.start = CacheStart::Rejected;
+                        r.rejected_because = Some(because);
                     });
                 }
             }

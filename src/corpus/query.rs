@@ -1,12 +1,19 @@
-//! Search over a snapshot: filters, BM25 over the live segments (in two threads when the
-//! postings are long), copies of a turn collapsed to their earliest, and snippets. The domain
-//! behind `search_conversations` and the CLI's `search`; browsing lives in `browse`.
+//! Search over a snapshot: BM25 over the live segments (in two threads when the postings are
+//! long), copies of a turn collapsed to their earliest, and snippets. The domain behind
+//! `search_conversations` and the CLI's `search`; the request and its filters live in
+//! `request`, browsing in `browse`.
 use super::Snapshot;
 use super::catalog::Conversation;
-use crate::index::segment::{FIELD_ASSISTANT, FIELD_USER};
-use crate::index::{self, Bm25, Hit, Tokenizer, facts, snippet};
-use crate::util::hash::FxHashSet;
+use super::project::{PROJECT_PRIOR, Scope};
+use super::request::Filters;
+pub use super::request::{MatchRole, SearchRequest, SortOrder};
+use crate::index::{
+    self, Bm25, DocMeta, EvalRequest, Evaluation, Hit, Plan, Pruning, Segment, Tokenizer, snippet,
+};
+use rustc_hash::FxHashSet;
+use std::cmp::Ordering;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
 
 /// Postings (summed document frequency of the query terms) above which a search runs on two
 /// threads.
@@ -14,45 +21,6 @@ const PARALLEL_POSTINGS: u64 = 200_000;
 
 /// Characters of turn text shown in a search result.
 pub const SNIPPET_CHARS: usize = 300;
-
-/// Where the query must match.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MatchRole {
-    User,
-    Assistant,
-}
-
-/// Result order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SortOrder {
-    #[default]
-    Relevance,
-    Recent,
-}
-
-/// A search request, validated.
-#[derive(Debug, Clone, Default)]
-pub struct SearchRequest {
-    pub query: String,
-    pub limit: usize,
-    pub offset: usize,
-    pub session_id: Option<String>,
-    pub project: Option<String>,
-    /// Only conversations of this format.
-    pub source: Option<String>,
-    /// Epoch-ms bounds on the turn's timestamp (inclusive since, exclusive until).
-    pub since: Option<i64>,
-    pub until: Option<i64>,
-    pub git_branch: Option<String>,
-    pub role: Option<MatchRole>,
-    /// Only turns that used this tool (case-insensitive name).
-    pub tool: Option<String>,
-    /// Only turns whose tool calls touched a path containing this (case-insensitive).
-    pub file: Option<String>,
-    pub sort: SortOrder,
-    /// Time budget and cancellation: a stopped search returns what it found so far.
-    pub stop: index::Stop,
-}
 
 /// One search hit.
 #[derive(Debug, Clone)]
@@ -67,6 +35,8 @@ pub struct SearchHit {
     pub matched_terms: Vec<String>,
     /// True when the terms occur only in tool names, file paths or commands.
     pub tools_only: bool,
+    /// The conversation belongs to the server's project.
+    pub this_project: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -80,6 +50,158 @@ pub struct SearchOutcome {
     pub searchable: bool,
     /// True when the time budget or a cancellation ended the search early.
     pub stopped: bool,
+}
+
+/// One search: the request, its plan and filters, over a snapshot. Its methods are the
+/// steps of [`Snapshot::search`].
+struct Search<'s> {
+    snap: &'s Snapshot,
+    req: &'s SearchRequest,
+    plan: &'s Plan,
+    filters: Filters,
+}
+
+impl Search<'_> {
+    /// The result order: relevance (rounded score, then conversation id and turn) or recency.
+    fn rank(&self, a: &Hit, b: &Hit) -> Ordering {
+        let meta = |h: &Hit| self.snap.index.segs[h.seg].seg.doc(h.doc);
+        let key = |h: &Hit| {
+            let m = meta(h);
+            let id = self.snap.catalog.get(m.conv).map_or("", |c| c.id.as_str());
+            (id, m.turn)
+        };
+        match self.req.sort {
+            SortOrder::Relevance => index::scoring::by_score(a, b, |a, b| key(a).cmp(&key(b))),
+            SortOrder::Recent => meta(b)
+                .timestamp
+                .cmp(&meta(a).timestamp)
+                .then_with(|| key(a).cmp(&key(b))),
+        }
+    }
+
+    /// The best `offset + limit` matches and their count. A broad query on a large index
+    /// runs on two threads, each over half the segments (a single term is pruned well
+    /// enough on one thread).
+    fn evaluate(&self) -> Evaluation {
+        let index = &self.snap.index;
+        let work: u64 = self.plan.terms.iter().map(|t| index.df(&t.text)).sum();
+        if work < PARALLEL_POSTINGS || self.plan.labels.len() < 2 || index.segs.len() < 2 {
+            let all: Vec<usize> = (0..index.segs.len()).collect();
+            return self.evaluate_part(&all, None);
+        }
+        let shared = AtomicU32::new(0);
+        let [a, b] = index::topk::halves(index);
+        let (ea, eb) = std::thread::scope(|s| {
+            let other = s.spawn(|| self.evaluate_part(&b, Some(&shared)));
+            let mine = self.evaluate_part(&a, Some(&shared));
+            (mine, other.join())
+        });
+        match eb {
+            Ok(eb) => self.merge(ea, eb),
+            Err(_) => ea,
+        }
+    }
+
+    /// Evaluates the segments `scan`, sharing the k-th best score with the other half.
+    fn evaluate_part(&self, scan: &[usize], shared: Option<&AtomicU32>) -> Evaluation {
+        let snap = self.snap;
+        let (pruning, surely_on) = match self.req.sort {
+            SortOrder::Relevance => (Pruning::ByScore, true),
+            // the cheap count assumes relevance order
+            SortOrder::Recent => (Pruning::Off, false),
+        };
+        let no_filters = self.filters.none();
+        let mut seen: FxHashSet<u64> = FxHashSet::default();
+        let accept = |si: usize, d: u32, meta: &DocMeta, fields: u8| {
+            self.filters.passes(snap, si, d, meta, fields)
+                && (!snap.collapsible(meta.dup_key) || seen.insert(meta.dup_key))
+        };
+        // a document no filter can reject and that is no collapsible copy is counted as is
+        let surely =
+            |seg: &Segment, d: u32| surely_on && no_filters && !snap.collapsible(seg.key_of(d));
+        let request = EvalRequest {
+            view: &snap.index,
+            scan,
+            plan: self.plan,
+            params: &Bm25::default(),
+            k: self.want(),
+            rank: |a: &Hit, b: &Hit| self.rank(a, b),
+            pruning,
+            shared,
+        };
+        index::evaluate(&request, accept, surely)
+    }
+
+    fn want(&self) -> usize {
+        self.req.offset + self.req.limit
+    }
+
+    /// The two halves' results as one: ranked, copies collapsed, cut to what is wanted.
+    fn merge(&self, a: Evaluation, b: Evaluation) -> Evaluation {
+        let snap = self.snap;
+        let mut hits: Vec<Hit> = a.hits.into_iter().chain(b.hits).collect();
+        hits.sort_by(|x, y| self.rank(x, y));
+        let mut seen: FxHashSet<u64> = FxHashSet::default();
+        hits.retain(|h| {
+            let k = snap.index.segs[h.seg].seg.key_of(h.doc);
+            !snap.collapsible(k) || seen.insert(k)
+        });
+        hits.truncate(self.want());
+        Evaluation {
+            total: a.total + b.total,
+            // copies split across the halves may be counted twice
+            exact: a.exact && b.exact && snap.dup_multi.is_empty(),
+            hits,
+            stopped: a.stopped || b.stopped,
+        }
+    }
+
+    /// The match count and whether it is exact. A single plain keyword without filters
+    /// matches exactly its live documents, however much pruning skipped.
+    fn count(&self, eval: &Evaluation) -> (usize, bool) {
+        let plan = self.plan;
+        if !eval.exact
+            && !eval.stopped
+            && self.filters.none()
+            && self.snap.dup_multi.is_empty()
+            && plan.terms.len() == 1
+            && plan.prefixes.is_empty()
+            && plan.excluded.is_empty()
+            && plan.phrases.is_empty()
+            && plan.excluded_phrases.is_empty()
+        {
+            return (self.snap.index.df(&plan.terms[0].text) as usize, true);
+        }
+        (eval.total, eval.exact)
+    }
+
+    /// A hit as the caller sees it: the earliest copy of the turn, with its snippet.
+    fn hit(&self, h: &Hit) -> Option<SearchHit> {
+        let snap = self.snap;
+        let conv_passes = |c: u32| self.filters.conv_passes(c);
+        let (seg, doc) = snap.earliest_copy(h.seg, h.doc, &conv_passes);
+        let segment = &snap.index.segs[seg].seg;
+        let meta = segment.doc(doc);
+        let conv = Arc::clone(snap.catalog.get(meta.conv)?);
+        let text = segment.text(doc);
+        let snippet = snippet::centred(
+            &prose(text.user, text.assistant),
+            text.tools,
+            self.plan,
+            SNIPPET_CHARS,
+        );
+        Some(SearchHit {
+            project: snap.project_of(&conv),
+            this_project: snap.project.contains(&conv),
+            conv,
+            turn: meta.turn,
+            score: index::scoring::quantize(h.score) as f64 / 10_000.0,
+            timestamp: (meta.timestamp != i64::MIN).then_some(meta.timestamp),
+            snippet: snippet.text,
+            matched_terms: self.plan.matched_labels(h.groups),
+            tools_only: snippet.tools_only,
+        })
+    }
 }
 
 /// The prose of a turn a snippet is cut from: prompt and reply.
@@ -97,48 +219,8 @@ impl Snapshot {
         self.catalog.project_name(conv)
     }
 
-    /// Per-conversation verdict of the conversation-level filters (None: no such filter).
-    fn conv_filter(&self, req: &SearchRequest) -> Option<Vec<bool>> {
-        let only = req
-            .session_id
-            .as_deref()
-            .map(|id| self.catalog.by_id(id).map(|c| c.conv));
-        if req.project.is_none()
-            && req.source.is_none()
-            && req.git_branch.is_none()
-            && only.is_none()
-        {
-            return None;
-        }
-        let project = req.project.as_ref().map(|p| p.to_lowercase());
-        let branch = req.git_branch.as_ref().map(|b| b.to_lowercase());
-        let mut ok = vec![
-            false;
-            self.catalog
-                .iter()
-                .map(|c| c.conv as usize + 1)
-                .max()
-                .unwrap_or(0)
-        ];
-        for c in self.catalog.iter() {
-            ok[c.conv as usize] = only.is_none_or(|o| o == Some(c.conv))
-                && project
-                    .as_deref()
-                    .is_none_or(|p| self.catalog.project_matches(c, p))
-                && req.source.as_deref().is_none_or(|s| c.source() == s)
-                && branch.as_deref().is_none_or(|b| {
-                    c.meta
-                        .git_branch
-                        .as_deref()
-                        .is_some_and(|g| g.to_lowercase() == b)
-                });
-        }
-        Some(ok)
-    }
-
     pub fn search(&self, req: &SearchRequest) -> SearchOutcome {
-        let mut tok = Tokenizer::new();
-        let mut plan = index::query::parse(&req.query, &mut tok);
+        let mut plan = index::query::parse(&req.query, &mut Tokenizer::new());
         if plan.is_empty() {
             return SearchOutcome {
                 total: 0,
@@ -149,180 +231,106 @@ impl Snapshot {
             };
         }
         plan.stop = req.stop.clone();
-        let conv_ok = self.conv_filter(req);
-        let conv_passes = |c: u32| {
-            conv_ok
-                .as_ref()
-                .is_none_or(|ok| ok.get(c as usize).copied().unwrap_or(false))
+        let search = Search {
+            snap: self,
+            req,
+            filters: Filters::new(self, req),
+            plan: &plan,
         };
-        let tool = req.tool.as_ref().map(|t| t.to_lowercase());
-        let file = req.file.as_ref().map(|f| f.to_lowercase());
-        let role_bit = req.role.map(|r| match r {
-            MatchRole::User => 1u8 << FIELD_USER,
-            MatchRole::Assistant => 1u8 << FIELD_ASSISTANT,
-        });
-        // whether a document passes the filters (duplicates are collapsed by the caller's set)
-        let passes = |si: usize, d: u32, meta: &index::DocMeta, fields: u8| {
-            if !conv_passes(meta.conv) || self.catalog.get(meta.conv).is_none() {
-                return false;
+        let eval = match self.prior_split(req, search.filters.conv_ok.as_deref()) {
+            // this project's conversations and the others' apart, then merged under the prior
+            Some((inside, outside)) => {
+                let part = |ok: Vec<bool>| {
+                    let filters = Filters {
+                        conv_ok: Some(ok),
+                        ..search.filters.clone()
+                    };
+                    Search { filters, ..search }.evaluate()
+                };
+                self.merge_prior(part(inside), part(outside), req)
             }
-            if req.since.is_some_and(|s| meta.timestamp < s)
-                || req.until.is_some_and(|u| meta.timestamp >= u)
-            {
-                return false;
-            }
-            if role_bit.is_some_and(|bit| fields & bit == 0) {
-                return false;
-            }
-            if tool.is_some() || file.is_some() {
-                let tools = self.index.segs[si].seg.text(d).tools;
-                if let Some(t) = &tool {
-                    if !facts::tool_names(tools).any(|n| n.to_lowercase() == *t) {
-                        return false;
-                    }
-                }
-                if let Some(f) = &file {
-                    if !facts::files(tools).any(|(_, p)| p.to_lowercase().contains(f.as_str())) {
-                        return false;
-                    }
-                }
-            }
-            true
+            None => search.evaluate(),
         };
-        let collapsible =
-            |key: u64| key != 0 && !self.dup_multi.is_empty() && self.dup_multi.contains(&key);
-        let key = |h: &Hit| {
-            let meta = self.index.segs[h.seg].seg.doc(h.doc);
-            let id = self.catalog.get(meta.conv).map_or("", |c| c.id.as_str());
-            (id, meta.turn)
-        };
-        let ts = |h: &Hit| self.index.segs[h.seg].seg.doc(h.doc).timestamp;
-        let rank = |a: &Hit, b: &Hit| match req.sort {
-            SortOrder::Relevance => index::scoring::by_score(a, b, |a, b| key(a).cmp(&key(b))),
-            SortOrder::Recent => ts(b).cmp(&ts(a)).then_with(|| key(a).cmp(&key(b))),
-        };
-        let want = req.offset + req.limit;
-        let params = Bm25::default();
-        // a document no filter can reject and that is no collapsible copy is counted as is
-        let no_filters = conv_ok.is_none()
-            && req.since.is_none()
-            && req.until.is_none()
-            && role_bit.is_none()
-            && tool.is_none()
-            && file.is_none();
-        let surely = |seg: &index::Segment, d: u32| no_filters && !collapsible(seg.key_of(d));
-        let (pruning, surely_on) = match req.sort {
-            SortOrder::Relevance => (index::Pruning::ByScore, true),
-            // the cheap count assumes relevance order
-            SortOrder::Recent => (index::Pruning::Off, false),
-        };
-        let shared = std::sync::atomic::AtomicU32::new(0);
-        let run = |scan: &[usize], shared: Option<&std::sync::atomic::AtomicU32>| {
-            let mut seen: FxHashSet<u64> = FxHashSet::default();
-            let accept = |si: usize, d: u32, meta: &index::DocMeta, fields: u8| {
-                passes(si, d, meta, fields)
-                    && (!collapsible(meta.dup_key) || seen.insert(meta.dup_key))
-            };
-            let surely = |seg: &index::Segment, d: u32| surely_on && surely(seg, d);
-            index::evaluate(
-                &self.index,
-                scan,
-                &plan,
-                &params,
-                accept,
-                surely,
-                want,
-                rank,
-                pruning,
-                shared,
-            )
-        };
-        // a broad query on a large index runs on two threads, each over half the segments
-        // (a single term is pruned well enough on one thread)
-        let work: u64 = plan.terms.iter().map(|t| self.index.df(&t.text)).sum();
-        let eval =
-            if work >= PARALLEL_POSTINGS && plan.labels.len() >= 2 && self.index.segs.len() >= 2 {
-                let [a, b] = index::topk::halves(&self.index);
-                let (ea, eb) = std::thread::scope(|s| {
-                    let other = s.spawn(|| run(&b, Some(&shared)));
-                    let mine = run(&a, Some(&shared));
-                    (mine, other.join())
-                });
-                match eb {
-                    Ok(eb) => {
-                        let mut hits: Vec<Hit> = ea.hits.into_iter().chain(eb.hits).collect();
-                        hits.sort_by(rank);
-                        let mut seen: FxHashSet<u64> = FxHashSet::default();
-                        hits.retain(|h| {
-                            let k = self.index.segs[h.seg].seg.key_of(h.doc);
-                            !collapsible(k) || seen.insert(k)
-                        });
-                        hits.truncate(want);
-                        // copies split across the halves may be counted twice
-                        let exact = ea.exact && eb.exact && self.dup_multi.is_empty();
-                        index::Evaluation {
-                            total: ea.total + eb.total,
-                            exact,
-                            hits,
-                            stopped: ea.stopped || eb.stopped,
-                        }
-                    }
-                    Err(_) => ea,
-                }
-            } else {
-                let all: Vec<usize> = (0..self.index.segs.len()).collect();
-                run(&all, None)
-            };
-        let (mut total, mut total_exact, stopped, top) =
-            (eval.total, eval.exact, eval.stopped, eval.hits);
-        // a single plain keyword without filters matches exactly its live documents
-        if !total_exact
-            && !stopped
-            && no_filters
-            && self.dup_multi.is_empty()
-            && plan.terms.len() == 1
-            && plan.prefixes.is_empty()
-            && plan.excluded.is_empty()
-            && plan.phrases.is_empty()
-            && plan.excluded_phrases.is_empty()
-        {
-            total = self.index.df(&plan.terms[0].text) as usize;
-            total_exact = true;
-        }
-        let hits = top
-            .into_iter()
+        let (total, total_exact) = search.count(&eval);
+        let hits = eval
+            .hits
+            .iter()
             .skip(req.offset)
-            .filter_map(|h| {
-                let (seg, doc) = self.earliest_copy(h.seg, h.doc, &conv_passes);
-                let segment = &self.index.segs[seg].seg;
-                let meta = segment.doc(doc);
-                let conv = Arc::clone(self.catalog.get(meta.conv)?);
-                let text = segment.text(doc);
-                let snippet = snippet::centred(
-                    &prose(text.user, text.assistant),
-                    text.tools,
-                    &plan,
-                    SNIPPET_CHARS,
-                );
-                Some(SearchHit {
-                    project: self.project_of(&conv),
-                    conv,
-                    turn: meta.turn,
-                    score: index::scoring::quantize(h.score) as f64 / 10_000.0,
-                    timestamp: (meta.timestamp != i64::MIN).then_some(meta.timestamp),
-                    snippet: snippet.text,
-                    matched_terms: plan.matched_labels(h.groups),
-                    tools_only: snippet.tools_only,
-                })
-            })
+            .filter_map(|h| search.hit(h))
             .collect();
         SearchOutcome {
             total,
             total_exact,
             hits,
             searchable: true,
-            stopped,
+            stopped: eval.stopped,
         }
+    }
+
+    /// With the prior in effect (relevance order over every project, a known project holding
+    /// some but not all of the conversations that pass the filters): the filter split into this
+    /// project's conversations and the others'.
+    fn prior_split(
+        &self,
+        req: &SearchRequest,
+        conv_ok: Option<&[bool]>,
+    ) -> Option<(Vec<bool>, Vec<bool>)> {
+        if !self.project.prior || req.scope != Scope::All || req.sort != SortOrder::Relevance {
+            return None;
+        }
+        let len = self.catalog.iter().map(|c| c.conv as usize + 1).max()?;
+        let (mut inside, mut outside) = (vec![false; len], vec![false; len]);
+        for c in self.catalog.iter() {
+            let i = c.conv as usize;
+            if conv_ok.is_some_and(|ok| !ok.get(i).copied().unwrap_or(false)) {
+                continue;
+            }
+            if self.project.contains(c) {
+                inside[i] = true;
+            } else {
+                outside[i] = true;
+            }
+        }
+        (inside.contains(&true) && outside.contains(&true)).then_some((inside, outside))
+    }
+
+    /// The best hits of both sides of a [`Self::prior_split`], this project's scores
+    /// multiplied by [`PROJECT_PRIOR`]: exactly the best of all documents under the prior.
+    fn merge_prior(
+        &self,
+        inside: Evaluation,
+        outside: Evaluation,
+        req: &SearchRequest,
+    ) -> Evaluation {
+        let boosted = inside.hits.into_iter().map(|mut h| {
+            h.score *= PROJECT_PRIOR;
+            h.rounded = index::scoring::quantize(h.score);
+            h
+        });
+        let mut hits: Vec<Hit> = boosted.chain(outside.hits).collect();
+        let key = |h: &Hit| {
+            let meta = self.index.segs[h.seg].seg.doc(h.doc);
+            let id = self.catalog.get(meta.conv).map_or("", |c| c.id.as_str());
+            (id, meta.turn)
+        };
+        hits.sort_by(|a, b| index::scoring::by_score(a, b, |a, b| key(a).cmp(&key(b))));
+        let mut seen: FxHashSet<u64> = FxHashSet::default();
+        hits.retain(|h| {
+            let k = self.index.segs[h.seg].seg.key_of(h.doc);
+            k == 0 || !self.dup_multi.contains(&k) || seen.insert(k)
+        });
+        hits.truncate(req.offset + req.limit);
+        Evaluation {
+            total: inside.total + outside.total,
+            exact: inside.exact && outside.exact && self.dup_multi.is_empty(),
+            hits,
+            stopped: inside.stopped || outside.stopped,
+        }
+    }
+
+    /// Whether copies of documents with this duplicate key are collapsed to one.
+    fn collapsible(&self, key: u64) -> bool {
+        key != 0 && !self.dup_multi.is_empty() && self.dup_multi.contains(&key)
     }
 
     /// Among live copies of a document (same duplicate key) in conversations that pass the

@@ -7,9 +7,9 @@ use super::ingest::FileState;
 use super::{Root, Shared, Snapshot, SourceHealth, Stats};
 use crate::index::{IndexView, NewDoc, Segment, SegmentBuilder, Tokenizer, facts};
 use crate::transcript::{ConvState, FileOp, Role, SourceFile, ToolKind, Turn};
-use crate::util::hash::FxHashMap;
 use crate::util::time::now_ms;
-use std::collections::BTreeMap;
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -157,6 +157,11 @@ impl Writer {
         }
     }
 
+    /// Paths of the transcript files indexed now.
+    pub fn file_paths(&self) -> impl Iterator<Item = &std::path::Path> {
+        self.files.keys().map(PathBuf::as_path)
+    }
+
     pub fn roots(&self) -> &Arc<Vec<Root>> {
         &self.roots
     }
@@ -253,11 +258,14 @@ impl Writer {
         self.view.add(seg);
     }
 
-    /// Claude Code project directories that hold indexed files (they name projects).
-    pub(super) fn claude_groups(&self) -> Vec<String> {
+    /// Group directories that hold indexed files of formats whose groups name projects.
+    pub(super) fn project_groups(&self) -> Vec<String> {
+        use crate::transcript::{ProjectNaming, adapter};
         self.files
             .values()
-            .filter(|f| f.src.format == crate::transcript::claude::FORMAT)
+            .filter(|f| {
+                adapter(f.src.format).is_some_and(|a| a.project_naming() == ProjectNaming::Group)
+            })
             .filter_map(|f| f.src.group.clone())
             .collect()
     }
@@ -270,6 +278,7 @@ impl Writer {
             .map(|r| SourceHealth {
                 format: r.adapter.name(),
                 path: r.dir.clone(),
+                exists: r.dir.is_dir(),
                 ..SourceHealth::default()
             })
             .collect();
@@ -288,7 +297,7 @@ impl Writer {
                     && (b.len() == root.len() || b[root.len()] == b'/' || root.ends_with(b"/"))
             })
         };
-        let mut rows: Vec<(usize, u64, u64)> = Vec::new();
+        let mut rows: Vec<(usize, u64, &FileEntry)> = Vec::new();
         for entry in self.files.values() {
             let Some(i) = index_of(&entry.src.path, entry.src.format) else {
                 continue;
@@ -299,7 +308,7 @@ impl Writer {
                 .filter_map(|&(_, c)| self.catalog.get(c))
                 .map(|c| u64::from(c.turn_count))
                 .sum();
-            rows.push((i, turns, entry.state.skipped));
+            rows.push((i, turns, entry));
         }
         for conv in self.catalog.iter() {
             if let Some(i) = index_of(&conv.file.path, conv.file.format) {
@@ -310,17 +319,45 @@ impl Writer {
                 }
             }
         }
-        for (i, turns, skipped) in rows {
+        // files that yield no turn although they hold record types we do not know: drift
+        let mut drifted: Vec<(u64, BTreeSet<&str>)> = vec![(0, BTreeSet::new()); out.len()];
+        for (i, turns, entry) in rows {
             let h = &mut out[i];
             h.files += 1;
             h.turns += turns;
-            h.skipped_lines += skipped;
+            h.skipped_lines += entry.state.skipped;
+            for (kind, n) in &entry.state.unknown {
+                *h.unknown_records.entry(kind.clone()).or_default() += n;
+            }
             if turns == 0 {
                 h.files_without_turns += 1;
+                if !entry.state.unknown.is_empty() {
+                    drifted[i].0 += 1;
+                    drifted[i]
+                        .1
+                        .extend(entry.state.unknown.iter().map(|(k, _)| k.as_str()));
+                }
+            }
+        }
+        for (h, (files, kinds)) in out.iter_mut().zip(drifted) {
+            if files > 0 {
+                let kinds: Vec<&str> = kinds.into_iter().take(8).collect();
+                h.warning = Some(format!(
+                    "{files} {} file(s) under `{}` yielded no turns and hold record types this version does not read ({}): the transcript format may have changed upstream; please report it",
+                    h.format,
+                    h.path.display(),
+                    kinds.join(", ")
+                ));
             }
         }
         for h in &mut out {
-            if h.files > 0 && h.turns == 0 {
+            if !h.exists {
+                h.warning = Some(format!(
+                    "{} transcripts directory `{}` does not exist (yet); it is watched for",
+                    h.format,
+                    h.path.display()
+                ));
+            } else if h.files > 0 && h.turns == 0 && h.warning.is_none() {
                 h.warning = Some(format!(
                     "{} {} file(s) under `{}` were read but yielded no turns: the transcript format may have changed upstream; please report it",
                     h.files,
@@ -352,8 +389,10 @@ impl Writer {
             index: self.view.clone(),
             stats: self.stats.clone(),
             roots: Arc::clone(&self.roots),
-            live: Arc::clone(&self.shared.live),
             dup_multi: self.dups.multi(),
+            // fixed at start: `Shared::publish` carries the current ones over
+            project: Default::default(),
+            progress: Default::default(),
         });
     }
 }

@@ -5,8 +5,9 @@
 //!
 //! Impacts are computed with the segment's own average length; a search with another average
 //! scales the bound by `max(1, avg_query / avg_segment)`, which keeps it an upper bound.
+use super::schema::{PostingCursor, PostingList, get_tf};
 use super::scoring::Bm25;
-use super::segment::{PostingCursor, PostingList, Segment, get_tf, get_varint};
+use crate::util::varint;
 
 /// Postings per block.
 pub const BLOCK: u32 = 128;
@@ -34,12 +35,17 @@ pub struct BlockMax {
 }
 
 impl BlockMax {
-    /// Computes the blocks of every long posting list of `seg`.
-    pub fn build(seg: &Segment, params: &Bm25) -> Self {
-        let avg = if seg.doc_count() == 0 {
+    /// Computes the blocks of every long list among a segment's posting `lists` (in term id
+    /// order), given the length of each of its documents.
+    pub fn build<'a>(
+        lists: impl Iterator<Item = PostingList<'a>>,
+        lens: &[u32],
+        params: &Bm25,
+    ) -> Self {
+        let avg = if lens.is_empty() {
             1.0
         } else {
-            (seg.total_len() as f64 / seg.doc_count() as f64) as f32
+            (lens.iter().map(|&l| u64::from(l)).sum::<u64>() as f64 / lens.len() as f64) as f32
         };
         let norm0 = params.k1 * (1.0 - params.b);
         let norm1 = params.k1 * params.b / avg.max(f32::MIN_POSITIVE);
@@ -48,17 +54,16 @@ impl BlockMax {
             params: Some(*params),
             ..BlockMax::default()
         };
-        for id in 0..seg.term_count() as u32 {
-            let list = seg.postings(id);
+        for list in lists {
             if list.df <= BLOCK {
                 continue;
             }
-            out.terms.push(id);
+            out.terms.push(list.term_id);
             out.first.push(out.blocks.len() as u32);
             let (mut pos, mut doc, mut n) = (0usize, 0u32, 0u32);
             let mut max = 0.0f32;
             while n < list.df {
-                let delta = get_varint(list.bytes, &mut pos) as u32;
+                let delta = varint::get(list.bytes, &mut pos) as u32;
                 doc = if n == 0 { delta } else { doc + delta };
                 let tf = get_tf(list.bytes, &mut pos);
                 let tfw: f32 = tf
@@ -66,7 +71,8 @@ impl BlockMax {
                     .zip(&params.field_weights)
                     .map(|(&t, &w)| w * t as f32)
                     .sum();
-                let impact = tfw / (tfw + norm0 + norm1 * seg.len_of(doc) as f32);
+                let len = lens.get(doc as usize).copied().unwrap_or(0);
+                let impact = tfw / (tfw + norm0 + norm1 * len as f32);
                 max = max.max(impact);
                 n += 1;
                 if n % BLOCK == 0 || n == list.df {

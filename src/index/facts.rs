@@ -1,6 +1,7 @@
-//! Structured tool facts inside a turn's tools field. The field is plain text, so it is indexed
-//! and searchable like the rest, and the same lines are the source of the per-segment file
-//! table (`find_file_history`, the `file` filter):
+//! The tools field's line format, part of the index's own schema. The corpus writes a turn's
+//! tool facts as these lines ([`tools_field`]); they are indexed and searchable like any text,
+//! and the segment builder reads the file lines back into the per-segment file table
+//! (`find_file_history`, the `file` filter). No transcript format is known here:
 //!
 //! ```text
 //! tools: Bash Edit Read

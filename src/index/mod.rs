@@ -1,11 +1,22 @@
 //! The index layer: tokenizer, immutable segments with compact postings, a snapshot view with
-//! exact BM25 statistics, query evaluation and snippets. Knows nothing about transcripts.
+//! exact BM25 statistics, query evaluation and snippets.
+//!
+//! It imports nothing from `transcript` or `corpus`: a document is three text fields and a few
+//! numbers ([`schema`]), and the line format of the tools field ([`facts`]) is the index's own
+//! schema, which the corpus writes and the segment builder reads back for its file table.
+//!
+//! Modules, each using only those before it: `schema` (documents and the posting format),
+//! `tokenizer`, `intern` and `facts` (the leaves); `scoring` (BM25 arithmetic); `blockmax`;
+//! `segment`; `view`; `persist`; `query` (syntax and [`Plan`]); `snippet`; `maxscore` (one
+//! segment's scoring) and `topk` (the evaluation).
 pub mod blockmax;
 pub mod facts;
+mod fold;
 pub mod intern;
+pub mod maxscore;
 pub mod persist;
-pub mod postings;
 pub mod query;
+pub mod schema;
 pub mod scoring;
 pub mod segment;
 pub mod snippet;
@@ -14,9 +25,11 @@ pub mod tokenizer;
 pub mod topk;
 pub mod view;
 
-pub use scoring::{Bm25, Hit, Plan, PlanTerm};
-pub use segment::{DocMeta, DocText, NewDoc, Segment, SegmentBuilder};
+pub use query::{Plan, PlanTerm};
+pub use schema::{DocMeta, DocText, NewDoc};
+pub use scoring::{Bm25, Hit};
+pub use segment::{Segment, SegmentBuilder};
 pub use stop::Stop;
 pub use tokenizer::Tokenizer;
-pub use topk::{Evaluation, Pruning, evaluate};
+pub use topk::{EvalRequest, Evaluation, Pruning, evaluate};
 pub use view::{IndexView, SegView, Tombstones};

@@ -1,7 +1,8 @@
 //! Segments and tombstones on disk (for the persistent index): bulk arrays in, bulk arrays out,
 //! and a consistency check of everything read so that a damaged file can never make a query
 //! index out of bounds.
-use super::segment::{DocMeta, FIELDS, Segment};
+use super::schema::{DocMeta, FIELDS};
+use super::segment::Segment;
 use super::view::Tombstones;
 use crate::util::codec::{Decoder, Encoder, corrupt};
 use std::io::{self, Read, Write};
@@ -46,29 +47,48 @@ fn monotone_within<T: Copy + PartialOrd + Into<u64>>(v: &[T], end: u64) -> bool 
         && v.first().is_none_or(|&x| x.into() == 0)
 }
 
+/// Reads a segment written by [`write_segment`], checking every offset and reference.
 pub fn read_segment<R: Read>(d: &mut Decoder<R>) -> io::Result<Segment> {
-    let id = d.u64()?;
-    let term_bytes = d.bytes()?;
-    let term_offsets = d.u32s()?;
-    let post_offsets = d.u64s()?;
-    let dfs = d.u32s()?;
-    let postings = d.bytes()?;
+    let mut seg = Segment {
+        id: d.u64()?,
+        ..Segment::default()
+    };
+    read_dictionary(d, &mut seg)?;
+    read_docs(d, &mut seg)?;
+    read_paths(d, &mut seg)?;
+    read_dups(d, &mut seg)?;
+    seg.derive();
+    Ok(seg)
+}
+
+/// The sorted terms and their postings.
+fn read_dictionary<R: Read>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
+    seg.term_bytes = d.bytes()?;
+    seg.term_offsets = d.u32s()?;
+    seg.post_offsets = d.u64s()?;
+    seg.dfs = d.u32s()?;
+    seg.postings = d.bytes()?;
+    let terms = seg.dfs.len();
     check(
-        term_offsets.len() == dfs.len() + 1 && post_offsets.len() == dfs.len() + 1,
+        seg.term_offsets.len() == terms + 1 && seg.post_offsets.len() == terms + 1,
         "dictionary sizes",
     )?;
     check(
-        monotone_within(&term_offsets, term_bytes.len() as u64),
+        monotone_within(&seg.term_offsets, seg.term_bytes.len() as u64),
         "term offsets",
     )?;
     check(
-        monotone_within(&post_offsets, postings.len() as u64),
+        monotone_within(&seg.post_offsets, seg.postings.len() as u64),
         "postings offsets",
     )?;
     check(
-        std::str::from_utf8(&term_bytes).is_ok(),
+        std::str::from_utf8(&seg.term_bytes).is_ok(),
         "terms are not UTF-8",
-    )?;
+    )
+}
+
+/// The documents' metadata (stored column by column), their text and total length.
+fn read_docs<R: Read>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
     let conv = d.u32s()?;
     let turn = d.u32s()?;
     let ts = d.u64s()?;
@@ -88,7 +108,7 @@ pub fn read_segment<R: Read>(d: &mut Decoder<R>) -> io::Result<Segment> {
         "document arrays",
     )?;
     let text = d.string()?;
-    let docs: Vec<DocMeta> = (0..n)
+    seg.docs = (0..n)
         .map(|i| DocMeta {
             conv: conv[i],
             turn: turn[i],
@@ -99,17 +119,23 @@ pub fn read_segment<R: Read>(d: &mut Decoder<R>) -> io::Result<Segment> {
             dup_key: dup[i],
         })
         .collect();
-    for m in &docs {
-        let a = m.text_start as usize;
-        let b = a + m.field_len[0] as usize;
-        let c = b + m.field_len[1] as usize;
-        let e = c + m.field_len[2] as usize;
+    for m in &seg.docs {
+        let a = usize::try_from(m.text_start).unwrap_or(usize::MAX);
+        let b = a.saturating_add(m.field_len[0] as usize);
+        let c = b.saturating_add(m.field_len[1] as usize);
+        let e = c.saturating_add(m.field_len[2] as usize);
         check(
             e <= text.len() && [a, b, c, e].iter().all(|&i| text.is_char_boundary(i)),
             "document text",
         )?;
     }
-    let total_len = d.u64()?;
+    seg.text = text;
+    seg.total_len = d.u64()?;
+    Ok(())
+}
+
+/// The file table: distinct paths and (path, document, op) references.
+fn read_paths<R: Read>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
     let path_count = d.length()?;
     let mut paths: Vec<Box<str>> = Vec::with_capacity(path_count.min(1 << 20));
     for _ in 0..path_count {
@@ -124,41 +150,29 @@ pub fn read_segment<R: Read>(d: &mut Decoder<R>) -> io::Result<Segment> {
     )?;
     check(
         p_path.iter().all(|&p| (p as usize) < paths.len())
-            && p_doc.iter().all(|&x| (x as usize) < n),
+            && p_doc.iter().all(|&x| (x as usize) < seg.docs.len()),
         "path references",
     )?;
-    let path_refs = p_path
+    seg.paths = paths;
+    seg.path_refs = p_path
         .into_iter()
         .zip(p_doc)
         .zip(p_op)
         .map(|((p, x), o)| (p, x, o))
         .collect();
+    Ok(())
+}
+
+/// (duplicate key, document) pairs.
+fn read_dups<R: Read>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
     let dup_keys = d.u64s()?;
     let dup_docs = d.u32s()?;
     check(
-        dup_keys.len() == dup_docs.len() && dup_docs.iter().all(|&x| (x as usize) < n),
+        dup_keys.len() == dup_docs.len() && dup_docs.iter().all(|&x| (x as usize) < seg.docs.len()),
         "duplicate keys",
     )?;
-    let dups = dup_keys.into_iter().zip(dup_docs).collect();
-    let mut seg = Segment {
-        id,
-        term_bytes,
-        term_offsets,
-        post_offsets,
-        dfs,
-        postings,
-        docs,
-        text,
-        total_len,
-        paths,
-        path_refs,
-        dups,
-        lens: Vec::new(),
-        keys: Vec::new(),
-        blockmax: Default::default(),
-    };
-    seg.derive();
-    Ok(seg)
+    seg.dups = dup_keys.into_iter().zip(dup_docs).collect();
+    Ok(())
 }
 
 pub fn write_tombstones<W: Write>(e: &mut Encoder<W>, t: &Tombstones) -> io::Result<()> {

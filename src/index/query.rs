@@ -1,8 +1,96 @@
-//! Query syntax: plain keywords (any may match, BM25-ranked), `"exact phrase"`, `-excluded`
-//! (a word or a `-"phrase"`), and `prefix*`. Malformed syntax (an unclosed quote) degrades to
+//! Queries: the syntax — plain keywords (any may match, BM25-ranked), `"exact phrase"`,
+//! `-excluded` (a word or a `-"phrase"`), and `prefix*` — and the [`Plan`] it parses into,
+//! which evaluation and snippets read. Malformed syntax (an unclosed quote) degrades to
 //! keywords; it is never an error.
-use super::scoring::{Plan, PlanTerm};
+use super::schema::DocText;
 use super::tokenizer::Tokenizer;
+
+/// One term of a query plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanTerm {
+    pub text: String,
+    /// Clause the term belongs to (a keyword, a phrase, a prefix).
+    pub group: u16,
+    /// Query-side multiplicity.
+    pub weight: f32,
+    /// The whole form of a compound keyword (`notify_debouncer`, `src/index/mod.rs`, `--flag`,
+    /// `CamelCase`): turns holding it rank above turns holding only its parts.
+    pub whole: bool,
+}
+
+/// What to evaluate: scoring terms grouped in clauses, prefixes to expand, clauses every
+/// match must satisfy, and terms no match may contain.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Plan {
+    pub terms: Vec<PlanTerm>,
+    /// (prefix, group): expanded to the dictionary's terms with that prefix.
+    pub prefixes: Vec<(String, u16)>,
+    /// Bit per group that every match must hold.
+    pub required: u64,
+    pub excluded: Vec<String>,
+    /// Phrases every match must contain, normalised by [`normalize_for_phrase`].
+    pub phrases: Vec<String>,
+    /// Phrases no match may contain, normalised likewise.
+    pub excluded_phrases: Vec<String>,
+    /// What the user wrote for each group (keyword, `"phrase"`, `prefix*`).
+    pub labels: Vec<String>,
+    /// When to give up and return what was found (time budget, cancellation).
+    pub stop: super::stop::Stop,
+}
+
+impl Plan {
+    /// Starts a new clause labelled `label`; groups past 63 share the last bit.
+    pub fn new_group(&mut self, label: &str) -> u16 {
+        self.labels.push(label.to_owned());
+        (self.labels.len() - 1) as u16
+    }
+
+    /// Whether the plan holds phrases to check (required or excluded).
+    pub fn has_phrases(&self) -> bool {
+        !self.phrases.is_empty() || !self.excluded_phrases.is_empty()
+    }
+
+    /// True when nothing in the plan can match a document.
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty() && self.prefixes.is_empty()
+    }
+
+    /// Labels of the groups set in `groups`.
+    pub fn matched_labels(&self, groups: u64) -> Vec<String> {
+        self.labels
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| groups & (1u64 << (*i).min(63)) != 0)
+            .map(|(_, l)| l.clone())
+            .collect()
+    }
+}
+
+impl Plan {
+    /// Whether a document's text passes the plan's phrase constraints (`scratch` is reused
+    /// between calls).
+    pub fn phrases_ok(&self, text: &DocText, scratch: &mut String) -> bool {
+        if self.phrases.is_empty() && self.excluded_phrases.is_empty() {
+            return true;
+        }
+        // a phrase lies within one field: it never spans the prompt and the reply
+        let mut found = vec![false; self.phrases.len()];
+        for field in [text.user, text.assistant, text.tools] {
+            normalize_for_phrase(field, scratch);
+            if self
+                .excluded_phrases
+                .iter()
+                .any(|p| scratch.contains(p.as_str()))
+            {
+                return false;
+            }
+            for (f, p) in found.iter_mut().zip(&self.phrases) {
+                *f |= scratch.contains(p.as_str());
+            }
+        }
+        found.iter().all(|&f| f)
+    }
+}
 
 /// Longest phrase or query kept, in bytes (an agent pasting a whole file is not a query).
 const MAX_QUERY_BYTES: usize = 4096;

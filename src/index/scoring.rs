@@ -1,7 +1,7 @@
-//! BM25 scoring over an [`IndexView`]: document-at-a-time merging of the query terms' postings
-//! (cost grows with the postings of the query terms, not with the corpus), per-field term
-//! weights, required/excluded clauses, caller filters, and top-k selection with a stable order.
-use super::segment::FIELDS;
+//! BM25 arithmetic: the parameters and per-field weights, Lucene's idf, the scored [`Hit`]
+//! and its relevance order, and the 4-decimal rounding scores are shown and compared with.
+//! The evaluation that uses them is `topk`.
+use super::schema::FIELDS;
 use std::cmp::Ordering;
 
 /// BM25 parameters and field weights.
@@ -50,65 +50,6 @@ pub fn idf(n_docs: u64, df: u64) -> f32 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
 }
 
-/// One term of a query plan.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlanTerm {
-    pub text: String,
-    /// Clause the term belongs to (a keyword, a phrase, a prefix).
-    pub group: u16,
-    /// Query-side multiplicity.
-    pub weight: f32,
-    /// The whole form of a compound keyword (`notify_debouncer`, `src/index/mod.rs`, `--flag`,
-    /// `CamelCase`): turns holding it rank above turns holding only its parts.
-    pub whole: bool,
-}
-
-/// What to evaluate: scoring terms grouped in clauses, prefixes to expand, clauses every
-/// match must satisfy, and terms no match may contain.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Plan {
-    pub terms: Vec<PlanTerm>,
-    /// (prefix, group): expanded to the dictionary's terms with that prefix.
-    pub prefixes: Vec<(String, u16)>,
-    /// Bit per group that every match must hold.
-    pub required: u64,
-    pub excluded: Vec<String>,
-    /// Phrases every match must contain, normalised by `query::normalize_for_phrase`.
-    pub phrases: Vec<String>,
-    /// Phrases no match may contain, normalised likewise.
-    pub excluded_phrases: Vec<String>,
-    /// What the user wrote for each group (keyword, `"phrase"`, `prefix*`).
-    pub labels: Vec<String>,
-    /// When to give up and return what was found (time budget, cancellation).
-    pub stop: super::stop::Stop,
-}
-
-impl Plan {
-    /// Starts a new clause labelled `label`; groups past 63 share the last bit.
-    pub fn new_group(&mut self, label: &str) -> u16 {
-        self.labels.push(label.to_owned());
-        (self.labels.len() - 1) as u16
-    }
-
-    /// True when nothing in the plan can match a document.
-    pub fn is_empty(&self) -> bool {
-        self.terms.is_empty() && self.prefixes.is_empty()
-    }
-
-    /// Labels of the groups set in `groups`.
-    pub fn matched_labels(&self, groups: u64) -> Vec<String> {
-        self.labels
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| groups & (1u64 << (*i).min(63)) != 0)
-            .map(|(_, l)| l.clone())
-            .collect()
-    }
-}
-
-/// Most dictionary terms one prefix expands to, per segment (the most frequent ones).
-pub const MAX_PREFIX_EXPANSION: usize = 64;
-
 /// A scored document.
 #[derive(Debug, Clone, Copy)]
 pub struct Hit {
@@ -138,31 +79,4 @@ pub const WHOLE_FORM_WEIGHT: f32 = 8.0;
 pub fn quantize(score: f32) -> i64 {
     // scores are positive: adding a half and truncating rounds half up, without a libm call
     (f64::from(score.max(0.0)) * 10_000.0 + 0.5) as i64
-}
-
-/// Whether a document's text passes the plan's phrase constraints.
-pub(super) fn phrases_ok(
-    plan: &Plan,
-    text: &super::segment::DocText,
-    scratch: &mut String,
-) -> bool {
-    if plan.phrases.is_empty() && plan.excluded_phrases.is_empty() {
-        return true;
-    }
-    // a phrase lies within one field: it never spans the prompt and the reply
-    let mut found = vec![false; plan.phrases.len()];
-    for field in [text.user, text.assistant, text.tools] {
-        super::query::normalize_for_phrase(field, scratch);
-        if plan
-            .excluded_phrases
-            .iter()
-            .any(|p| scratch.contains(p.as_str()))
-        {
-            return false;
-        }
-        for (f, p) in found.iter_mut().zip(&plan.phrases) {
-            *f |= scratch.contains(p.as_str());
-        }
-    }
-    found.iter().all(|&f| f)
 }

@@ -1,53 +1,14 @@
 //! Immutable index segments: a sorted term dictionary, compact postings (delta-varint doc ids
 //! with per-field term frequencies), per-document metadata and the one stored copy of each
 //! turn's text. A segment is built once and then only read; updates add new segments and mark
-//! replaced documents dead (see [`super::view`]).
+//! replaced documents dead (see `view`).
+use super::blockmax::BlockMax;
 use super::intern::Interner;
-pub use super::postings::{PostingCursor, PostingList, Tf, get_tf, get_varint, put_tf, put_varint};
+use super::schema::{DocMeta, DocText, FIELD_TOOLS, FIELDS, NewDoc, PostingList, Tf, put_tf};
+use super::scoring::Bm25;
 use super::tokenizer::Tokenizer;
-use crate::util::hash::FxHashMap;
-
-/// Indexed fields of a turn.
-pub const FIELD_USER: usize = 0;
-pub const FIELD_ASSISTANT: usize = 1;
-/// Tool names, files touched and commands run.
-pub const FIELD_TOOLS: usize = 2;
-pub const FIELDS: usize = 3;
-
-/// Per-document metadata kept in memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DocMeta {
-    /// Conversation the turn belongs to (see `corpus::catalog`).
-    pub conv: u32,
-    pub turn: u32,
-    /// Epoch milliseconds, `i64::MIN` when unknown.
-    pub timestamp: i64,
-    /// Number of terms in the document (BM25 length).
-    pub len: u32,
-    /// Start of the turn's text in the segment's text arena; field lengths follow.
-    pub text_start: u64,
-    pub field_len: [u32; FIELDS],
-    /// Duplicate-turn fingerprint (0 = none).
-    pub dup_key: u64,
-}
-
-/// The text of one document, by field.
-#[derive(Debug, Clone, Copy)]
-pub struct DocText<'a> {
-    pub user: &'a str,
-    pub assistant: &'a str,
-    pub tools: &'a str,
-}
-
-impl<'a> DocText<'a> {
-    pub fn field(&self, f: usize) -> &'a str {
-        match f {
-            FIELD_USER => self.user,
-            FIELD_ASSISTANT => self.assistant,
-            _ => self.tools,
-        }
-    }
-}
+use crate::util::varint;
+use rustc_hash::FxHashMap;
 
 /// An immutable segment.
 #[derive(Debug, Default)]
@@ -75,7 +36,7 @@ pub struct Segment {
     pub(super) lens: Vec<u32>,
     pub(super) keys: Vec<u64>,
     /// Block-max metadata of the long posting lists. Derived.
-    pub(super) blockmax: super::blockmax::BlockMax,
+    pub(super) blockmax: BlockMax,
 }
 
 impl Segment {
@@ -115,10 +76,11 @@ impl Segment {
     pub(super) fn derive(&mut self) {
         self.lens = self.docs.iter().map(|m| m.len).collect();
         self.keys = self.docs.iter().map(|m| m.dup_key).collect();
-        self.blockmax = super::blockmax::BlockMax::build(self, &super::scoring::Bm25::default());
+        let lists = (0..self.term_count() as u32).map(|id| self.postings(id));
+        self.blockmax = BlockMax::build(lists, &self.lens, &Bm25::default());
     }
 
-    pub fn blockmax(&self) -> &super::blockmax::BlockMax {
+    pub fn blockmax(&self) -> &BlockMax {
         &self.blockmax
     }
 
@@ -246,16 +208,6 @@ fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
     lo
 }
 
-/// A document to add: where it belongs and its text by field.
-#[derive(Debug, Clone, Copy)]
-pub struct NewDoc<'a> {
-    pub conv: u32,
-    pub turn: u32,
-    pub timestamp: Option<i64>,
-    pub dup_key: Option<u64>,
-    pub fields: [&'a str; FIELDS],
-}
-
 /// Accumulates documents and produces a [`Segment`].
 #[derive(Default)]
 pub struct SegmentBuilder {
@@ -346,7 +298,7 @@ impl SegmentBuilder {
             } else {
                 d - t.prev_doc
             };
-            put_varint(&mut t.list, u64::from(delta));
+            varint::put(&mut t.list, u64::from(delta));
             put_tf(&mut t.list, &tf);
             t.prev_doc = d;
             t.df += 1;
@@ -444,6 +396,7 @@ impl SegmentBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::schema::PostingCursor;
 
     fn doc<'a>(conv: u32, user: &'a str, assistant: &'a str) -> NewDoc<'a> {
         NewDoc {

@@ -4,7 +4,7 @@
 //! Occurrences are found with a SIMD substring search over an ASCII-lowercased copy of the
 //! text (byte offsets stay aligned with the original), checked for word or identifier-part
 //! boundaries, so a long turn is scanned, not tokenized.
-use super::scoring::Plan;
+use super::query::Plan;
 use memchr::memmem;
 
 /// A snippet and whether it came from the turn's prose or only from its tools field.

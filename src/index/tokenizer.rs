@@ -8,6 +8,8 @@
 //! `max-staleness-ms`, `max`, `staleness`, `ms`; `E0502` → `e0502`.
 //! ASCII text takes a byte-level fast path.
 
+use super::fold::{accent_fold, is_combining, width_fold};
+
 /// Longest single term kept, in bytes (longer runs are blobs: hashes, base64).
 pub const MAX_TERM_BYTES: usize = 64;
 /// Longest whole compound kept (paths, dotted names), in bytes.
@@ -41,7 +43,7 @@ fn class_at(s: &str, i: usize) -> (Class, usize) {
     let c = s[i..].chars().next().unwrap_or(' ');
     let class = if is_cjk(c) {
         Class::Cjk
-    } else if c.is_alphanumeric() {
+    } else if c.is_alphanumeric() || is_combining(c) {
         Class::Word
     } else {
         Class::Space
@@ -231,7 +233,10 @@ impl Tokenizer {
             }
             return;
         }
-        if (self.config.whole || !self.config.parts) && self.lower.len() <= MAX_COMPOUND_BYTES {
+        if (self.config.whole || !self.config.parts)
+            && !self.lower.is_empty()
+            && self.lower.len() <= MAX_COMPOUND_BYTES
+        {
             emit(&self.lower, start, end);
         }
         if !self.config.parts {
@@ -262,7 +267,7 @@ impl Tokenizer {
         scratch: &mut String,
         emit: &mut impl FnMut(&str),
     ) {
-        if config.stopwords && STOPWORDS.contains(&w) {
+        if w.is_empty() || config.stopwords && STOPWORDS.contains(&w) {
             return;
         }
         match stemmer {
@@ -292,7 +297,12 @@ fn lower_into(s: &str, out: &mut String) {
         out.extend(s.bytes().map(|b| b.to_ascii_lowercase() as char));
     } else {
         for c in s.chars() {
-            out.extend(c.to_lowercase());
+            for l in width_fold(c).to_lowercase() {
+                match accent_fold(l) {
+                    Some(base) => out.push_str(base),
+                    None => out.push(l),
+                }
+            }
         }
     }
 }
@@ -396,7 +406,12 @@ mod tests {
             ["std::io::stderr", "std", "io", "stderr"]
         );
         assert_eq!(terms("end of sentence."), ["end", "of", "sentence"]);
-        assert_eq!(terms("Größe ÜBER"), ["größe", "über"]);
+        assert_eq!(terms("Größe ÜBER"), ["grosse", "uber"]);
+        assert_eq!(
+            terms("naïve nai\u{308}ve ｆｏｏ Ｂａｒ"),
+            ["naive", "naive", "foo", "bar"]
+        );
+        assert_eq!(terms("Łódź œuvre \u{301}"), ["lodz", "oeuvre"]);
         assert_eq!(terms("検索"), ["検", "索"]);
     }
 

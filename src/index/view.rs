@@ -1,9 +1,10 @@
 //! A point-in-time view of the index: the live segments, which of their documents are dead
 //! (replaced or deleted), and exact corpus statistics (live document count, total length,
 //! per-term document frequency with dead documents subtracted).
-use super::segment::{FIELDS, Segment};
+use super::schema::FIELDS;
+use super::segment::Segment;
 use super::tokenizer::Tokenizer;
-use crate::util::hash::FxHashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// Dead documents of one segment and what they contributed to the statistics.
@@ -115,7 +116,7 @@ impl IndexView {
         if dead.bits.len() < seg.doc_count().div_ceil(64) {
             dead.bits.resize(seg.doc_count().div_ceil(64), 0);
         }
-        let mut seen = crate::util::hash::FxHashSet::default();
+        let mut seen = rustc_hash::FxHashSet::default();
         for &d in docs {
             if d as usize >= seg.doc_count() || dead.contains(d) {
                 continue;

@@ -2,12 +2,13 @@
 //! the file watcher are debounced per path (quiet period, bounded staleness) and applied by the
 //! single writer; when watching is impossible the corpus is rescanned periodically instead.
 pub mod schedule;
+pub mod status;
 pub mod watch;
 
 use crate::cache::Cache;
-use crate::corpus::Shared;
 use crate::corpus::writer::Writer;
 use schedule::Schedule;
+pub use status::{LiveStatus, WatchMode};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -65,12 +66,12 @@ pub fn channel_pair() -> (Stopper, Sender<Wake>, Receiver<Wake>) {
 /// thread and owns the writer; `tx`/`rx` come from [`channel_pair`].
 pub fn run(
     mut writer: Writer,
-    shared: Arc<Shared>,
+    status: Arc<LiveStatus>,
     cfg: LiveConfig,
     cache: Option<Cache>,
     (tx, rx): (Sender<Wake>, Receiver<Wake>),
 ) {
-    let status = &shared.live;
+    let status = &*status;
     status
         .debounce_ms
         .store(cfg.debounce.as_millis() as u64, Ordering::Relaxed);
@@ -80,12 +81,15 @@ pub fn run(
     let roots: Vec<PathBuf> = writer.roots().iter().map(|r| r.dir.clone()).collect();
     // Watch before the first build so that nothing written meanwhile is missed.
     let mut watch = if cfg.force_poll {
-        status.set_mode("poll", None);
+        status.set_mode(WatchMode::Poll, None);
         None
     } else {
         match Watch::start(&roots, tx) {
-            Ok(w) => {
-                status.set_mode("watch", None);
+            Ok(mut w) => {
+                status.set_mode(WatchMode::Watch, None);
+                for (dir, reason) in w.take_polled() {
+                    status.add_polled(dir, reason);
+                }
                 Some(w)
             }
             Err(e) => {
@@ -93,12 +97,15 @@ pub fn run(
                     "file watching unavailable ({e}); rescanning every {} ms instead",
                     cfg.poll_interval.as_millis()
                 );
-                status.set_mode("poll", Some(e));
+                status.set_mode(WatchMode::Poll, Some(e));
                 None
             }
         }
     };
     let dirty = writer.start(cache.as_ref());
+    if let Some(w) = watch.as_mut() {
+        w.follow_links(writer.file_paths());
+    }
     let mut saver = Saver {
         cache,
         dirty,
@@ -114,7 +121,9 @@ pub fn run(
         let mut wake = schedule
             .next_deadline()
             .unwrap_or(now + Duration::from_secs(3600));
-        if watch.is_none() {
+        // directories that cannot be watched are polled while the rest is watched
+        let polling = watch.is_none() || !status.polled().is_empty();
+        if polling {
             wake = wake.min(next_poll);
         }
         if let Some(due) = saver.due() {
@@ -135,11 +144,25 @@ pub fn run(
                         Wake::Fs(Ok(event)) => {
                             let (p, lost) = watch::changed_paths(event);
                             rescan |= lost;
-                            paths.extend(p);
+                            match watch.as_ref() {
+                                Some(w) => paths.extend(p.into_iter().map(|p| w.translate(p))),
+                                None => paths.extend(p),
+                            }
                         }
                         Wake::Fs(Err(e)) => {
-                            tracing::warn!("file watcher error: {e}");
-                            status.set_error(e.to_string());
+                            let reason = watch::why(&e);
+                            tracing::warn!("file watcher error: {reason}");
+                            // a directory the watcher could not add (the limit reached while
+                            // running) is polled from now on
+                            let dirs = if e.paths.is_empty() {
+                                roots.clone()
+                            } else {
+                                e.paths
+                            };
+                            for dir in dirs {
+                                status.add_polled(dir, reason.clone());
+                            }
+                            status.set_error(reason);
                             rescan = true;
                         }
                     }
@@ -153,12 +176,15 @@ pub fn run(
                                 for root in appeared {
                                     schedule.note(root, now);
                                 }
+                                for (dir, reason) in w.take_polled() {
+                                    status.add_polled(dir, reason);
+                                }
                             }
                             Err(e) => {
                                 tracing::warn!(
                                     "file watching failed ({e}); rescanning periodically instead"
                                 );
-                                status.set_mode("poll", Some(e));
+                                status.set_mode(WatchMode::Poll, Some(e));
                                 watch = None;
                                 rescan = true;
                                 break;
@@ -174,7 +200,7 @@ pub fn run(
                 // every sender is gone: nothing can stop or wake us any more but the clock
                 if watch.is_some() {
                     tracing::warn!("file watcher stopped; rescanning periodically instead");
-                    status.set_mode("poll", Some("the file watcher stopped".into()));
+                    status.set_mode(WatchMode::Poll, Some("the file watcher stopped".into()));
                     watch = None;
                 }
                 std::thread::sleep(wake.saturating_duration_since(Instant::now()));
@@ -187,13 +213,18 @@ pub fn run(
         }
         let now = Instant::now();
         let due = schedule.take_due(now);
+        let mut changed = false;
         if !due.is_empty() {
-            saver.dirty |= writer.apply(&due);
+            changed |= writer.apply(&due);
         }
-        if rescan || (watch.is_none() && now >= next_poll) {
-            saver.dirty |= writer.poll();
+        if rescan || (polling && now >= next_poll) {
+            changed |= writer.poll();
             next_poll = Instant::now() + cfg.poll_interval;
         }
+        if let (true, Some(w)) = (changed, watch.as_mut()) {
+            w.follow_links(writer.file_paths());
+        }
+        saver.dirty |= changed;
         status.pending.store(schedule.len(), Ordering::Relaxed);
         saver.maybe_save(&writer);
     }

@@ -39,6 +39,22 @@ enum Plan {
 pub struct Watch {
     inner: Inner,
     roots: Vec<(PathBuf, Plan)>,
+    /// Directories that could not be watched (to be polled), with the reason.
+    polled: Vec<(PathBuf, String)>,
+    /// Symlinked transcript files whose target lies outside every root: target → link.
+    links: std::collections::HashMap<PathBuf, PathBuf>,
+    /// Files already checked for being such a link.
+    checked: std::collections::HashSet<PathBuf>,
+}
+
+/// Why a watch failed, naming the real cause; the limit hint only for the limit.
+pub fn why(e: &notify::Error) -> String {
+    match e.kind {
+        notify::ErrorKind::MaxFilesWatch => {
+            format!("{e} (on Linux, raise fs.inotify.max_user_watches)")
+        }
+        _ => e.to_string(),
+    }
 }
 
 fn nearest_existing_ancestor(path: &Path) -> Option<PathBuf> {
@@ -58,6 +74,9 @@ impl Watch {
         let mut w = Watch {
             inner,
             roots: roots.iter().map(|r| (r.clone(), Plan::Nothing)).collect(),
+            polled: Vec::new(),
+            links: Default::default(),
+            checked: Default::default(),
         };
         for i in 0..w.roots.len() {
             w.plan(i)?;
@@ -98,15 +117,17 @@ impl Watch {
             Plan::Nothing => {}
         }
         match &new {
-            Plan::Root => self
-                .inner
-                .watch(&root, RecursiveMode::Recursive)
-                .map_err(|e| {
-                    format!(
-                        "cannot watch `{}`: {e} (on Linux, raise fs.inotify.max_user_watches)",
-                        root.display()
-                    )
-                })?,
+            Plan::Root => {
+                if let Err(e) = self.inner.watch(&root, RecursiveMode::Recursive) {
+                    tracing::warn!(
+                        "cannot watch `{}` as a whole ({}); watching its directories one by one",
+                        root.display(),
+                        why(&e)
+                    );
+                    let _ = self.inner.unwatch(&root);
+                    self.watch_each(&root);
+                }
+            }
             Plan::Ancestor(a) => {
                 tracing::info!(
                     "`{}` does not exist yet; watching `{}` for it",
@@ -121,6 +142,72 @@ impl Watch {
         }
         self.roots[i].1 = new;
         Ok(true)
+    }
+
+    /// Watches `root` and every directory under it one by one (symlinks not followed); a
+    /// directory that cannot be watched or read is noted to be polled and the rest stays
+    /// watched. Directories created later under such a root are found by polling.
+    fn watch_each(&mut self, root: &Path) {
+        let mut stack = vec![root.to_owned()];
+        while let Some(dir) = stack.pop() {
+            if let Err(e) = self.inner.watch(&dir, RecursiveMode::NonRecursive) {
+                self.poll_instead(dir, why(&e));
+                continue;
+            }
+            match std::fs::read_dir(&dir) {
+                Ok(entries) => stack.extend(
+                    entries
+                        .flatten()
+                        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                        .map(|e| e.path()),
+                ),
+                Err(e) => self.poll_instead(dir, e.to_string()),
+            }
+        }
+    }
+
+    fn poll_instead(&mut self, dir: PathBuf, reason: String) {
+        tracing::warn!(
+            "cannot watch `{}` ({reason}); polling it instead",
+            dir.display()
+        );
+        self.polled.push((dir, reason));
+    }
+
+    /// Directories that cannot be watched, with the reason (drained: each is reported once).
+    pub fn take_polled(&mut self) -> Vec<(PathBuf, String)> {
+        std::mem::take(&mut self.polled)
+    }
+
+    /// Watches the directory of the target of every symlinked file among `files` (checked
+    /// once each) whose target lies outside the roots, so appends to the target are seen.
+    pub fn follow_links<'a>(&mut self, files: impl Iterator<Item = &'a Path>) {
+        for file in files {
+            if self.checked.contains(file) {
+                continue;
+            }
+            self.checked.insert(file.to_owned());
+            let is_link = std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_symlink());
+            let Some(target) = is_link.then(|| std::fs::canonicalize(file).ok()).flatten() else {
+                continue;
+            };
+            if self.roots.iter().any(|(r, _)| target.starts_with(r)) {
+                continue;
+            }
+            let Some(dir) = target.parent() else { continue };
+            let watched = self.links.keys().any(|t| t.parent() == Some(dir));
+            if !watched {
+                if let Err(e) = self.inner.watch(dir, RecursiveMode::NonRecursive) {
+                    self.poll_instead(dir.to_owned(), why(&e));
+                }
+            }
+            self.links.insert(target, file.to_owned());
+        }
+    }
+
+    /// The transcript path a changed path stands for: the link for a followed target.
+    pub fn translate(&self, path: PathBuf) -> PathBuf {
+        self.links.get(&path).cloned().unwrap_or(path)
     }
 
     /// Re-plans roots affected by a change at `path` (a missing root appearing or a watched

@@ -9,6 +9,7 @@ pub mod tools;
 pub mod toolset;
 
 use crate::corpus::Shared;
+use crate::live::LiveStatus;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
@@ -52,27 +53,32 @@ pub fn error_result(msg: &str) -> CallToolResult {
 /// The server instructions: short, and written for hosts that hide MCP tools until a tool
 /// search matches them (Claude Code), so they name what the tools are for.
 const INSTRUCTIONS: &str = "conversation-search: full-text search (BM25) over your past \
-coding-agent sessions and their transcripts (Claude Code, Codex, Gemini CLI, OpenCode, \
-OpenClaw): earlier conversations, previous sessions, chat history, what was discussed, decided, \
-tried, fixed or run before, and which turns read or edited a file. Start with \
+coding-agent sessions and their transcripts (Claude Code, Codex, Gemini CLI, Cursor, OpenCode \
+and more): earlier conversations, previous sessions, chat history, what was discussed, decided, \
+tried, fixed or run before, and which turns read or edited a file. At the start of a session, \
+recent_context says where the last sessions of this project left off. Search with \
 search_conversations (stack distinctive keywords and exact identifiers: error codes, function \
-names, paths, flags); read a hit in full with read_turn, or the turns around it with \
-read_conversation. list_conversations lists recent sessions; find_file_history lists the turns \
-that touched a file; index_status tells an empty or still-building index from no match. Every \
-result is bounded by max_chars and says how to page on (next_offset, char_offset). While the \
-first index build runs, answers are partial and say complete: false.";
+names, paths, flags; scope=project keeps this project only); read a hit in full with read_turn, \
+or the turns around it with read_conversation. list_conversations lists recent sessions; \
+find_file_history lists the turns that touched a file; index_status tells an empty or \
+still-building index from no match. Every result is bounded by max_chars and says how to page \
+on (next_offset, char_offset). While the first index build runs, answers are partial and say \
+complete: false.";
 
 #[derive(Clone)]
 pub struct ConversationServer {
     shared: Arc<Shared>,
+    live: Arc<LiveStatus>,
     pool: Arc<pool::Pool>,
 }
 
 impl ConversationServer {
-    /// A server whose queries stop after `query_timeout`.
-    pub fn new(shared: Arc<Shared>, query_timeout: Duration) -> Self {
+    /// A server over `shared` (what is indexed) and `live` (what the indexer is doing) whose
+    /// queries stop after `query_timeout`.
+    pub fn new(shared: Arc<Shared>, live: Arc<LiveStatus>, query_timeout: Duration) -> Self {
         Self {
             shared,
+            live,
             pool: Arc::new(pool::Pool::new(query_timeout)),
         }
     }
@@ -118,7 +124,7 @@ impl ServerHandler for ConversationServer {
         let args = request.arguments.unwrap_or_default();
         let result = self
             .pool
-            .run(&self.shared, def, args, context.ct.cancelled())
+            .run(&self.shared, &self.live, def, args, context.ct.cancelled())
             .await;
         Ok(result.into())
     }
@@ -138,8 +144,12 @@ impl ServerHandler for ConversationServer {
 
 /// Serves MCP over stdin/stdout until the client disconnects; queries stop after
 /// `query_timeout`.
-pub async fn serve_stdio(shared: Arc<Shared>, query_timeout: Duration) -> anyhow::Result<()> {
-    let server = ConversationServer::new(shared, query_timeout);
+pub async fn serve_stdio(
+    shared: Arc<Shared>,
+    live: Arc<LiveStatus>,
+    query_timeout: Duration,
+) -> anyhow::Result<()> {
+    let server = ConversationServer::new(shared, live, query_timeout);
     let (wire, flush) = match stdio::pipes() {
         Some((r, w)) => rpc::wire(r, w),
         None => rpc::wire(tokio::io::stdin(), tokio::io::stdout()),

@@ -3,9 +3,11 @@
 //! finishes. Every call gets a time budget and stops early when the client cancels it; a panic
 //! becomes an error result.
 use super::error_result;
+use super::toolset::Ctx;
 use super::toolset::{Lane, ToolDef};
 use crate::corpus::Shared;
 use crate::index::Stop;
+use crate::live::LiveStatus;
 use rmcp::model::{CallToolResult, JsonObject};
 use std::future::Future;
 use std::sync::Arc;
@@ -70,6 +72,7 @@ impl Pool {
     pub async fn run(
         &self,
         shared: &Arc<Shared>,
+        live: &Arc<LiveStatus>,
         def: &'static ToolDef,
         args: JsonObject,
         cancelled: impl Future<Output = ()>,
@@ -90,13 +93,20 @@ impl Pool {
         let task = {
             let stop = stop.clone();
             let shared = Arc::clone(shared);
+            let live = Arc::clone(live);
             tokio::task::spawn_blocking(move || {
                 let _permit = permit;
                 let started = Instant::now();
                 wait_hold(def.lane, &stop);
                 let snap = shared.snapshot();
+                let ctx = Ctx {
+                    snap: &snap,
+                    shared: &shared,
+                    live: &live,
+                    stop: &stop,
+                };
                 let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    (def.call)(&snap, args, &stop)
+                    (def.call)(&ctx, args)
                 }));
                 let us = started.elapsed().as_micros() as u64;
                 if stop.cancelled() {

@@ -3,8 +3,9 @@
 use super::ToolError;
 use super::schema::{self, Enums};
 use super::tools;
-use crate::corpus::Snapshot;
+use crate::corpus::{Shared, Snapshot};
 use crate::index::Stop;
+use crate::live::LiveStatus;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -20,8 +21,17 @@ pub enum Lane {
     Heavy,
 }
 
+/// What a tool call sees: the snapshot it answers from, the indexer's state as of now, and
+/// when to stop.
+pub struct Ctx<'a> {
+    pub snap: &'a Snapshot,
+    pub shared: &'a Shared,
+    pub live: &'a LiveStatus,
+    pub stop: &'a Stop,
+}
+
 /// How a tool call is carried out: arguments in, JSON out.
-pub type Call = fn(&Snapshot, JsonObject, &Stop) -> Result<Value, ToolError>;
+pub type Call = fn(&Ctx<'_>, JsonObject) -> Result<Value, ToolError>;
 
 /// One tool.
 pub struct ToolDef {
@@ -36,13 +46,14 @@ pub struct ToolDef {
 }
 
 /// Every tool, in the order `tools/list` gives them.
-pub fn all() -> [&'static ToolDef; 6] {
+pub fn all() -> [&'static ToolDef; 7] {
     [
         &tools::search::DEF,
         &tools::list::DEF,
         &tools::read_turn::DEF,
         &tools::read_conversation::DEF,
         &tools::find_file_history::DEF,
+        &tools::recent_context::DEF,
         &tools::index_status::DEF,
     ]
 }
@@ -74,9 +85,17 @@ fn build(d: &ToolDef) -> Tool {
         ("source", &sources),
         ("operation", &["read", "edit", "write"]),
         ("operations", &["read", "edit", "write"]),
+        ("scope", &["project", "all"]),
     ];
     let input = schema::portable(&(d.input)(), enums, true);
-    let output = schema::portable(&(d.output)(), enums, false);
+    // results name their source as a plain string: the list of formats grows, and a model
+    // reads it from the argument's enum already
+    let output_enums: Vec<_> = enums
+        .iter()
+        .filter(|(k, _)| *k != "source")
+        .copied()
+        .collect();
+    let output = schema::portable(&(d.output)(), &output_enums, false);
     Tool::new(d.name, d.description, Arc::new(input))
         .with_raw_output_schema(Arc::new(output))
         .with_annotations(

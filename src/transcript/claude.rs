@@ -3,21 +3,27 @@
 //!
 //! Lines are parsed into borrowed wire structs; tool results, `toolUseResult`, thinking and
 //! every field we do not name are skipped by the JSON scanner without being materialised.
-use super::lenient::{self, Content, LBool, LStr};
+use super::lenient::{Content, LBool, LStr};
 use super::{
     Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, Role, SourceFile,
-    SummaryRecord, ToolCall, ToolKind, TurnBuilder,
+    SummaryRecord, TurnBuilder,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::{Fnv64, FxHashSet};
 use crate::util::time::parse_iso;
+use rustc_hash::FxHashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::collections::BTreeMap;
 use std::path::Path;
+use xxhash_rust::xxh3::xxh3_64;
 
 mod discover;
-mod prompt;
-pub use discover::{Entry, discover_project, discover_subagents, sorted_entries, subagent_id};
+pub mod prompt;
+mod tool;
+mod user;
+pub use discover::{
+    Entry, discover_project, discover_subagents, links_within, sorted_entries, subagent_id,
+};
 use discover::{nested_subagent, project_file};
 pub use prompt::{prompt_text, strip_elements};
 
@@ -41,7 +47,7 @@ impl Adapter for Claude {
     fn discover(&self, root: &Path, pattern: &Glob) -> Vec<SourceFile> {
         let mut out = Vec::new();
         for e in sorted_entries(root).into_iter().filter(|e| e.is_dir) {
-            if pattern.matches(&e.name) {
+            if pattern.matches(&e.name) && !links_within(&e.path, root) {
                 discover_project(&e.path, &e.name, &mut out);
             }
         }
@@ -52,16 +58,24 @@ impl Adapter for Claude {
         let Ok(rel) = dir.strip_prefix(root) else {
             return Vec::new();
         };
-        let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
+        // names are bytes: a non-UTF-8 one reads lossily but keeps its place (never dropped,
+        // which would shift the parts and misfile what lies below it)
+        let comps: Vec<&std::ffi::OsStr> = rel.iter().collect();
+        let lossy: Vec<_> = comps.iter().map(|c| c.to_string_lossy()).collect();
+        let parts: Vec<&str> = lossy.iter().map(|c| c.as_ref()).collect();
         let mut out = Vec::new();
         match parts.as_slice() {
             [] => return self.discover(root, pattern),
             [project, rest @ ..] if pattern.matches(project) => {
-                let project_dir = root.join(project);
+                let project_dir = root.join(comps[0]);
+                if links_within(&project_dir, root) {
+                    return out;
+                }
                 match rest {
                     [] => discover_project(&project_dir, project, &mut out),
                     [session] | [session, "subagents"] => {
-                        discover_subagents(&project_dir.join(session), project, session, &mut out)
+                        let session_dir = project_dir.join(comps[1]);
+                        discover_subagents(&session_dir, project, session, &mut out)
                     }
                     _ => {}
                 }
@@ -73,7 +87,12 @@ impl Adapter for Claude {
 
     fn classify(&self, root: &Path, pattern: &Glob, path: &Path) -> Option<SourceFile> {
         let rel = path.strip_prefix(root).ok()?;
-        let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
+        let comps: Vec<&std::ffi::OsStr> = rel.iter().collect();
+        let lossy: Vec<_> = comps.iter().map(|c| c.to_string_lossy()).collect();
+        let parts: Vec<&str> = lossy.iter().map(|c| c.as_ref()).collect();
+        if parts.len() > 1 && links_within(&root.join(comps[0]), root) {
+            return None;
+        }
         match parts.as_slice() {
             [project, file] if pattern.matches(project) => project_file(path, project, file),
             [project, session, "subagents", _] if pattern.matches(project) => {
@@ -91,6 +110,21 @@ impl Adapter for Claude {
 
     fn default_root(&self, home: &Path) -> std::path::PathBuf {
         self.default_root_of(home)
+    }
+
+    /// `$CLAUDE_CONFIG_DIR/projects` when set.
+    fn env_root(&self) -> Option<std::path::PathBuf> {
+        std::env::var_os("CLAUDE_CONFIG_DIR")
+            .filter(|v| !v.is_empty())
+            .map(|c| std::path::PathBuf::from(c).join("projects"))
+    }
+
+    fn filters_groups(&self) -> bool {
+        true
+    }
+
+    fn project_naming(&self) -> super::ProjectNaming {
+        super::ProjectNaming::Group
     }
 
     fn reader(&self, file: &SourceFile) -> Reader {
@@ -129,6 +163,8 @@ struct Record<'a> {
     custom_title: LStr<'a>,
     #[serde(rename = "aiTitle", borrow, default)]
     ai_title: LStr<'a>,
+    #[serde(borrow, default)]
+    attachment: Option<user::AttachmentRecord<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -151,70 +187,39 @@ struct Block<'a> {
     name: LStr<'a>,
     #[serde(borrow, default)]
     input: Option<&'a RawValue>,
+    /// Image and document blocks: `{type: "base64", media_type, data}` (data never read).
+    #[serde(borrow, default)]
+    source: Option<&'a RawValue>,
 }
 
-/// Tool arguments we render or index; large ones (`content`, `old_string`) are only measured.
-#[derive(Deserialize, Default)]
-struct ToolInput<'a> {
-    #[serde(borrow, default)]
-    file_path: LStr<'a>,
-    #[serde(borrow, default)]
-    notebook_path: LStr<'a>,
-    #[serde(borrow, default)]
-    content: LStr<'a>,
-    #[serde(borrow, default)]
-    command: LStr<'a>,
-    #[serde(borrow, default)]
-    pattern: LStr<'a>,
-    #[serde(borrow, default)]
-    subagent_type: LStr<'a>,
-    #[serde(borrow, default)]
-    description: LStr<'a>,
-    #[serde(borrow, default)]
-    url: LStr<'a>,
-    #[serde(borrow, default)]
-    query: LStr<'a>,
-}
-
-/// Builds the normalised call for a Claude Code `tool_use` block.
-fn tool_call(id: Option<String>, name: &str, input: Option<&RawValue>) -> ToolCall {
-    let args: ToolInput = input.and_then(lenient::parse).unwrap_or_default();
-    let kind = match name {
-        "Read" | "NotebookRead" => ToolKind::Read,
-        "Write" => ToolKind::Write,
-        "Edit" | "MultiEdit" | "NotebookEdit" => ToolKind::Edit,
-        "Bash" | "BashOutput" => ToolKind::Shell,
-        "Grep" | "Glob" => ToolKind::Search,
-        "Task" | "Agent" => ToolKind::Agent,
-        "WebFetch" | "WebSearch" => ToolKind::Web,
-        _ => ToolKind::Other,
-    };
-    let mut call = ToolCall {
-        id,
-        name: name.to_owned(),
-        kind,
-        ..ToolCall::default()
-    };
-    call.file = args
-        .file_path
-        .into_owned()
-        .or(args.notebook_path.into_owned());
-    match kind {
-        ToolKind::Write => call.chars = args.content.as_deref().map(|c| c.chars().count() as u64),
-        ToolKind::Shell => call.command = args.command.into_owned(),
-        ToolKind::Search => call.pattern = args.pattern.into_owned(),
-        ToolKind::Agent => {
-            call.agent_type = args.subagent_type.into_owned();
-            call.description = args.description.into_owned();
-        }
-        ToolKind::Web => {
-            call.url = args.url.into_owned();
-            call.query = args.query.into_owned();
-        }
-        _ => {}
-    }
-    call
-}
+/// Record types Claude Code writes that carry nothing to index (or are read above): anything
+/// else is counted as unknown, a hint that the format changed.
+const KNOWN_TYPES: &[&str] = &[
+    "user",
+    "assistant",
+    "attachment",
+    "system",
+    "progress",
+    "summary",
+    "custom-title",
+    "ai-title",
+    "agent-name",
+    "last-prompt",
+    "file-history-snapshot",
+    "queue-operation",
+    "permission-mode",
+    "mode",
+    "pr-link",
+    "worktree-state",
+    "relocated",
+    "frame-link",
+    "bridge-session",
+    "atis-latch",
+    "cost-state",
+    "agent-setting",
+    "started",
+    "result",
+];
 
 /// Resumable parser for one Claude Code transcript file.
 pub struct ClaudeParser {
@@ -225,6 +230,8 @@ pub struct ClaudeParser {
     seen: Option<FxHashSet<u64>>,
     /// Summaries whose leaf has not been seen yet: (leaf hash, index in `meta.summaries`).
     pending_leaves: Vec<(u64, usize)>,
+    /// Lines of record types this parser does not know, per type.
+    unknown: BTreeMap<String, u64>,
 }
 
 impl ClaudeParser {
@@ -235,6 +242,7 @@ impl ClaudeParser {
             meta: ConvMeta::default(),
             seen: Some(FxHashSet::default()),
             pending_leaves: Vec::new(),
+            unknown: BTreeMap::new(),
         }
     }
 
@@ -267,45 +275,6 @@ impl ClaudeParser {
         }
     }
 
-    fn user(&mut self, rec: Record, at: At) -> Result<(), LineError> {
-        let message = rec.message.ok_or(LineError::NoMessage("user"))?;
-        if rec.is_meta.0 || rec.is_compact_summary.0 {
-            self.turns.touch(at.timestamp);
-            return Ok(());
-        }
-        let raw_text = match message.content {
-            Content::Missing => return Err(LineError::NoMessage("user")),
-            Content::Other => None,
-            Content::Text(text) => Some(text.into_owned()),
-            Content::Blocks(blocks) => {
-                if blocks
-                    .iter()
-                    .any(|b| b.kind.as_deref() == Some("tool_result"))
-                {
-                    None
-                } else {
-                    let texts: Vec<&str> = blocks
-                        .iter()
-                        .filter(|b| b.kind.as_deref() == Some("text"))
-                        .filter_map(|b| b.text.as_deref())
-                        .filter(|t| prompt_text(t).is_some())
-                        .collect();
-                    (!texts.is_empty()).then(|| texts.join("\n"))
-                }
-            }
-        };
-        match raw_text.as_deref().and_then(prompt_text) {
-            Some(text) => {
-                if self.meta.first_prompt.is_none() {
-                    self.meta.first_prompt = Some(text.clone());
-                }
-                self.turns.prompt(at, text);
-            }
-            None => self.turns.touch(at.timestamp),
-        }
-        Ok(())
-    }
-
     fn assistant(&mut self, rec: Record, at: At) -> Result<(), LineError> {
         let message = rec.message.ok_or(LineError::NoMessage("assistant"))?;
         let message_id = message.id.as_deref();
@@ -321,7 +290,7 @@ impl ClaudeParser {
                         }
                         Some("tool_use") => {
                             let name = block.name.as_deref().unwrap_or("unknown");
-                            let call = tool_call(block.id.into_owned(), name, block.input);
+                            let call = tool::tool_call(block.id.into_owned(), name, block.input);
                             self.turns.tool_call(at, call);
                         }
                         _ => {}
@@ -342,11 +311,9 @@ fn fill(slot: &mut Option<String>, value: &LStr) {
     }
 }
 
-impl LineParser for ClaudeParser {
-    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return Ok(());
-        }
+impl ClaudeParser {
+    /// One non-blank line; `line` may be the repaired copy of the line read.
+    fn record(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
         // Strings we read are validated as UTF-8; skipped values (tool output) are not, so a
         // bad byte inside a tool result does not cost the record.
         let rec: Record =
@@ -355,7 +322,7 @@ impl LineParser for ClaudeParser {
             return Err(LineError::NoType);
         };
         let timestamp = rec.timestamp.as_deref().and_then(parse_iso);
-        let dup_key = rec.uuid.as_deref().map(|u| Fnv64::of(u.as_bytes()));
+        let dup_key = rec.uuid.as_deref().map(|u| xxh3_64(u.as_bytes()));
         let at = At {
             offset,
             timestamp,
@@ -364,7 +331,7 @@ impl LineParser for ClaudeParser {
         if let Some(key) = dup_key {
             self.note_uuid(key);
         }
-        if matches!(kind, "user" | "assistant") {
+        if matches!(kind, "user" | "assistant" | "attachment") {
             self.meta.note_timestamp(timestamp);
             if let (Role::Session { id }, Some(ts)) = (&self.role, timestamp) {
                 // records copied from a resumed session keep that session's id
@@ -373,17 +340,20 @@ impl LineParser for ClaudeParser {
                 }
             }
             fill(&mut self.meta.recorded_session_id, &rec.session_id);
-            fill(&mut self.meta.cwd, &rec.cwd);
+            if let Some(cwd) = rec.cwd.non_empty() {
+                self.meta.note_cwd(cwd);
+            }
             fill(&mut self.meta.git_branch, &rec.git_branch);
         }
         fill(&mut self.meta.slug, &rec.slug);
         match kind {
             "user" => return self.user(rec, at),
             "assistant" => return self.assistant(rec, at),
+            "attachment" => self.attachment(&rec, at),
             "summary" => {
                 if let Some(text) = rec.summary.non_empty() {
                     let leaf = rec.leaf_uuid.into_owned();
-                    let leaf_hash = leaf.as_deref().map(|l| Fnv64::of(l.as_bytes()));
+                    let leaf_hash = leaf.as_deref().map(|l| xxh3_64(l.as_bytes()));
                     let leaf_in_file = match (leaf_hash, &self.seen) {
                         (Some(h), Some(seen)) => seen.contains(&h),
                         _ => false,
@@ -409,9 +379,25 @@ impl LineParser for ClaudeParser {
                     self.meta.ai_title = Some(t.to_owned());
                 }
             }
+            other if !KNOWN_TYPES.contains(&other) => {
+                *self.unknown.entry(other.to_owned()).or_default() += 1;
+            }
             _ => {}
         }
         Ok(())
+    }
+}
+
+impl LineParser for ClaudeParser {
+    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        super::lenient::retry_repaired(line, |l| self.record(offset, l))
+    }
+
+    fn unknown_kinds(&self) -> Vec<(String, u64)> {
+        self.unknown.iter().map(|(k, n)| (k.clone(), *n)).collect()
     }
 
     fn drain(&mut self) -> Vec<ConvState> {

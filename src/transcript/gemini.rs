@@ -14,11 +14,12 @@ use super::{
     UnitReader,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::{Fnv64, FxHashMap};
 use crate::util::time::parse_iso;
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::xxh3_64;
 
 pub const FORMAT: &str = "gemini";
 
@@ -434,7 +435,7 @@ impl UnitReader for GeminiReader {
                 }
                 Kind::User if !m.text.is_empty() => {
                     meta.first_prompt.get_or_insert_with(|| m.text.clone());
-                    let key = Fnv64::of(format!("{}\0{}", m.id, m.stamp).as_bytes());
+                    let key = xxh3_64(format!("{}\0{}", m.id, m.stamp).as_bytes());
                     turns.prompt(
                         At {
                             dup_key: Some(key),
@@ -453,7 +454,7 @@ impl UnitReader for GeminiReader {
             }
         }
         let completed = turns.finish_all();
-        let fingerprint = Fnv64::of(format!("{id}{meta:?}{completed:?}").as_bytes());
+        let fingerprint = xxh3_64(format!("{id}{meta:?}{completed:?}").as_bytes());
         let changed = self.fingerprint != Some(fingerprint);
         self.fingerprint = Some(fingerprint);
         let state = ConvState {
@@ -467,6 +468,7 @@ impl UnitReader for GeminiReader {
             changed: if changed { vec![state] } else { Vec::new() },
             present: vec![id],
             skipped: chat.skipped,
+            ..UnitRead::default()
         })
     }
 }

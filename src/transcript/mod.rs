@@ -3,13 +3,30 @@
 //! Every format adapter turns its files into the same normalised pieces: conversation metadata
 //! ([`ConvMeta`]), turns ([`Turn`]) built by the shared [`TurnBuilder`], and tool calls
 //! ([`ToolCall`]). Nothing here knows about the index or MCP. Adapters are registered in
-//! [`ADAPTERS`]: adding a format is one new file plus one line there.
+//! [`ADAPTERS`]: adding a format is one new file plus one line there. Readers are opened through
+//! [`redacted::open`], which redacts secrets from everything they yield.
+pub mod aider;
+pub mod amp;
+pub mod antigravity;
+pub mod blocks;
 pub mod claude;
 pub mod codex;
+pub mod continue_cli;
+pub mod convs;
+pub mod copilot;
+pub mod crush;
+pub mod cursor;
+pub mod droid;
 pub mod gemini;
+pub mod goose;
+pub mod kimi;
+pub mod kimi_code;
 pub mod lenient;
 pub mod openclaw;
 pub mod opencode;
+pub mod qwen;
+pub mod redacted;
+pub mod sqlite;
 pub mod tools;
 pub mod turns;
 
@@ -17,7 +34,7 @@ use crate::util::glob::Glob;
 use std::path::{Path, PathBuf};
 
 pub use tools::{FileOp, ToolCall, ToolKind};
-pub use turns::{At, Turn, TurnBuilder};
+pub use turns::{At, Attachment, Turn, TurnBuilder};
 
 /// A summary candidate (`summary` record) and whether its leaf record is in the same file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -32,7 +49,11 @@ pub struct SummaryRecord {
 pub struct ConvMeta {
     /// Session id recorded inside the file (for sub-agents: the parent session's id).
     pub recorded_session_id: Option<String>,
+    /// The first working directory recorded.
     pub cwd: Option<String>,
+    /// Every distinct working directory recorded, in order of first appearance (at most
+    /// [`MAX_CWDS`]); empty when the format records a single one (then `cwd` is it).
+    pub cwds: Vec<String>,
     pub git_branch: Option<String>,
     pub slug: Option<String>,
     pub first_ts: Option<i64>,
@@ -60,6 +81,9 @@ pub struct ConvMeta {
     pub agent_description: Option<String>,
 }
 
+/// Most distinct working directories remembered per conversation.
+pub const MAX_CWDS: usize = 16;
+
 /// Longest fallback summary taken from the first prompt, in characters.
 pub const SUMMARY_FALLBACK_CHARS: usize = 200;
 
@@ -67,6 +91,30 @@ impl ConvMeta {
     /// When the conversation itself began (see `created_ts`).
     pub fn created(&self) -> Option<i64> {
         self.created_ts.or(self.first_ts)
+    }
+
+    /// Records a working directory seen on a record: the first one becomes `cwd`, each
+    /// distinct one joins `cwds` (capped).
+    pub fn note_cwd(&mut self, cwd: &str) {
+        if cwd.is_empty() {
+            return;
+        }
+        if self.cwd.is_none() {
+            self.cwd = Some(cwd.to_owned());
+        }
+        if self.cwds.len() < MAX_CWDS && !self.cwds.iter().any(|c| c == cwd) {
+            self.cwds.push(cwd.to_owned());
+        }
+    }
+
+    /// Every working directory recorded (the first one when only that was kept).
+    pub fn all_cwds(&self) -> impl Iterator<Item = &str> {
+        let only_first = if self.cwds.is_empty() {
+            self.cwd.as_deref()
+        } else {
+            None
+        };
+        self.cwds.iter().map(String::as_str).chain(only_first)
     }
 
     pub fn note_timestamp(&mut self, ts: Option<i64>) {
@@ -160,6 +208,11 @@ pub trait LineParser: Send {
     fn drain(&mut self) -> Vec<ConvState>;
     /// Called once the whole file has been read for the first time (no more history).
     fn end_of_history(&mut self) {}
+    /// Record types this parser does not know and skipped, with how many lines of each it has
+    /// seen so far (sorted by type). Formats without a record-type vocabulary report none.
+    fn unknown_kinds(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
 }
 
 /// What re-reading a whole unit found.
@@ -172,6 +225,8 @@ pub struct UnitRead {
     pub present: Vec<String>,
     /// Records that could not be read.
     pub skipped: u64,
+    /// Records of types the reader does not know, per type (sorted by type).
+    pub unknown: Vec<(String, u64)>,
 }
 
 /// A reader for transcripts that are not append-only lines (a JSON document, a database, a
@@ -203,12 +258,41 @@ pub enum Reader {
     Unit(Box<dyn UnitReader>),
 }
 
+/// How a format's conversations are named as projects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectNaming {
+    /// By the last component of the recorded working directory, else the file's group.
+    Cwd,
+    /// By the group directory (e.g. Claude Code's `-home-me-src-app`), with the prefix common to
+    /// every indexed group stripped; with a single group, by the working directory.
+    Group,
+}
+
 /// A transcript format: where its files live and how to read them.
 pub trait Adapter: Sync {
     /// Format name used in `--source FORMAT:PATH` and as id prefix.
     fn name(&self) -> &'static str;
     /// Where the agent keeps transcripts by default, given the home directory.
     fn default_root(&self, home: &Path) -> PathBuf;
+    /// The default location when the environment names it without the home directory (e.g.
+    /// `$CLAUDE_CONFIG_DIR/projects`); checked before [`Adapter::default_root`].
+    fn env_root(&self) -> Option<PathBuf> {
+        None
+    }
+    /// Whether the command line's `PATTERN` filters this format's groups (otherwise every
+    /// group is read).
+    fn filters_groups(&self) -> bool {
+        false
+    }
+    /// How conversations of this format are named as projects.
+    fn project_naming(&self) -> ProjectNaming {
+        ProjectNaming::Cwd
+    }
+    /// Every directory the agent keeps transcripts in by default (most agents: one), or why
+    /// the format has no default location (for a usage error: its files live in each project).
+    fn default_roots(&self, home: &Path) -> Result<Vec<PathBuf>, &'static str> {
+        Ok(vec![self.default_root(home)])
+    }
     /// Transcript files under `root` whose group matches `pattern`.
     fn discover(&self, root: &Path, pattern: &Glob) -> Vec<SourceFile>;
     /// Transcript files under `dir`, a directory inside `root` that just appeared or changed.
@@ -241,9 +325,59 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
     &codex::Codex,
     &gemini::Gemini,
     &opencode::OpenCode,
+    &qwen::Qwen,
+    &droid::Droid,
+    &amp::Amp,
+    &aider::Aider,
+    &continue_cli::Continue,
+    &goose::Goose,
+    &crush::Crush,
+    &kimi::Kimi,
+    &kimi_code::KimiCode,
+    &cursor::Cursor,
+    &copilot::Copilot,
+    &antigravity::Antigravity,
 ];
+
+/// The format read when no `--source` is given.
+pub fn default_adapter() -> &'static dyn Adapter {
+    &claude::Claude
+}
 
 /// The adapter registered under `name`.
 pub fn adapter(name: &str) -> Option<&'static dyn Adapter> {
     ADAPTERS.iter().copied().find(|a| a.name() == name)
+}
+
+/// Names of every supported format, comma-separated, for messages.
+pub fn format_names() -> String {
+    ADAPTERS
+        .iter()
+        .map(|a| a.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The home directory (`$HOME`), if set.
+pub fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Where `adapter` keeps transcripts by default: its environment override, else under `$HOME`.
+pub fn default_location(adapter: &dyn Adapter) -> Option<PathBuf> {
+    adapter
+        .env_root()
+        .or_else(|| home_dir().map(|h| adapter.default_root(&h)))
+}
+
+/// Every directory `adapter` keeps transcripts in by default: its environment override, else
+/// its locations under `$HOME`; or why there is none.
+pub fn default_locations(adapter: &dyn Adapter) -> Result<Vec<PathBuf>, String> {
+    if let Some(dir) = adapter.env_root() {
+        return Ok(vec![dir]);
+    }
+    let home = home_dir().ok_or("HOME is not set; give the path as FORMAT:PATH")?;
+    adapter.default_roots(&home).map_err(str::to_owned)
 }

@@ -13,12 +13,12 @@ use super::{
     SummaryRecord, TurnBuilder,
 };
 use crate::util::glob::Glob;
-use crate::util::hash::Fnv64;
 use crate::util::time::parse_iso;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::Xxh3Default;
 
 pub const FORMAT: &str = "openclaw";
 
@@ -204,8 +204,8 @@ impl OpenClawParser {
         if self.header_id.is_none() {
             self.header_id = e.id.non_empty().map(str::to_owned);
         }
-        if self.meta.cwd.is_none() {
-            self.meta.cwd = e.cwd.non_empty().map(str::to_owned);
+        if let Some(cwd) = e.cwd.non_empty() {
+            self.meta.note_cwd(cwd);
         }
         if let (None, Some(parent)) = (&self.meta.parent_id, e.parent_session.non_empty()) {
             self.meta.parent_id = parent_id(Path::new(parent));
@@ -237,11 +237,11 @@ impl OpenClawParser {
             self.meta.first_prompt = Some(text.clone());
         }
         let dup_key = e.id.non_empty().map(|id| {
-            let mut h = Fnv64::default();
+            let mut h = Xxh3Default::new();
             h.update(id.as_bytes());
             h.update(b"\0");
             h.update(e.timestamp.as_deref().unwrap_or("").as_bytes());
-            h.0
+            h.digest()
         });
         self.turns.prompt(At { dup_key, ..at }, text);
     }
@@ -300,11 +300,9 @@ fn parent_id(path: &Path) -> Option<String> {
     Some(conversation_id(stem, header.as_deref()))
 }
 
-impl LineParser for OpenClawParser {
-    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return Ok(());
-        }
+impl OpenClawParser {
+    /// One non-blank line; `line` may be the repaired copy of the line read.
+    fn record(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
         let text = std::str::from_utf8(line).map_err(|_| LineError::Utf8)?;
         let e: Entry = serde_json::from_str(text).map_err(|e| LineError::Json(e.to_string()))?;
         let Some(kind) = e.kind.as_deref() else {
@@ -345,6 +343,15 @@ impl LineParser for OpenClawParser {
             _ => {}
         }
         Ok(())
+    }
+}
+
+impl LineParser for OpenClawParser {
+    fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        lenient::retry_repaired(line, |l| self.record(offset, l))
     }
 
     fn drain(&mut self) -> Vec<ConvState> {

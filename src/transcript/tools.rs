@@ -100,19 +100,51 @@ pub fn cut_chars(s: &str, max: usize) -> String {
 pub fn kind_of(name: &str) -> ToolKind {
     match name.to_ascii_lowercase().as_str() {
         "read" | "read_file" | "read_many_files" | "view" | "readfile" => ToolKind::Read,
-        "write" | "write_file" | "create_file" | "writefile" => ToolKind::Write,
-        "edit" | "edit_file" | "replace" | "multi_edit" | "multiedit" | "str_replace"
-        | "apply_patch" => ToolKind::Edit,
-        "bash" | "exec" | "shell" | "shell_command" | "exec_command" | "local_shell"
-        | "run_shell_command" | "run_terminal" | "run_terminal_cmd" | "terminal" => ToolKind::Shell,
-        "grep" | "glob" | "search_file_content" | "find" | "rg" => ToolKind::Search,
-        "web_search" | "web_fetch" | "google_web_search" | "websearch" | "webfetch" => {
-            ToolKind::Web
+        "write" | "write_file" | "create_file" | "writefile" | "create" | "write_to_file" => {
+            ToolKind::Write
         }
+        "edit" | "edit_file" | "replace" | "multi_edit" | "multiedit" | "str_replace"
+        | "apply_patch" | "applypatch" | "replace_in_file" => ToolKind::Edit,
+        "bash" | "exec" | "shell" | "shell_command" | "exec_command" | "local_shell"
+        | "run_shell_command" | "run_terminal" | "run_terminal_cmd" | "terminal" | "execute"
+        | "execute_command" => ToolKind::Shell,
+        "grep"
+        | "glob"
+        | "search_file_content"
+        | "find"
+        | "rg"
+        | "grep_search"
+        | "search"
+        | "search_files"
+        | "finder"
+        | "sourcegraph" => ToolKind::Search,
+        "web_search" | "web_fetch" | "google_web_search" | "websearch" | "webfetch" | "fetch"
+        | "fetchurl" | "read_web_page" => ToolKind::Web,
         "browser" => ToolKind::Browser,
-        "task" | "agent" | "spawn_agent" => ToolKind::Agent,
+        "task" | "agent" | "spawn_agent" | "subagent" => ToolKind::Agent,
         _ => ToolKind::Other,
     }
+}
+
+/// The normalised call(s) of a tool call whose arguments are a JSON object or JSON in a
+/// string (absent or unreadable arguments read as none). `apply_patch`-style tools yield one
+/// call per file their patch touches.
+pub fn calls_of(id: Option<String>, name: &str, args: Option<&RawValue>) -> Vec<ToolCall> {
+    let text = args.and_then(lenient::string);
+    let parsed = match &text {
+        Some(t) => ToolArgs::from_json(t),
+        None => ToolArgs::from_raw(args),
+    };
+    if matches!(
+        name.to_ascii_lowercase().as_str(),
+        "apply_patch" | "applypatch"
+    ) {
+        let patch = parsed.patch.as_deref().or(parsed.input.as_deref());
+        if let Some(p) = patch.or(text.as_deref().filter(|t| t.contains("*** Begin Patch"))) {
+            return patch_calls(id, name, p);
+        }
+    }
+    parsed.into_calls(id, name, kind_of(name))
 }
 
 /// Tool arguments as most agents name them, read leniently: every field is optional, a value of
@@ -134,6 +166,9 @@ pub struct ToolArgs<'a> {
     target_file: LStr<'a>,
     #[serde(borrow, default)]
     notebook_path: LStr<'a>,
+    /// Continue's spelling.
+    #[serde(borrow, default)]
+    filepath: LStr<'a>,
     #[serde(borrow, default)]
     paths: Option<&'a RawValue>,
     #[serde(borrow, default)]
@@ -150,6 +185,14 @@ pub struct ToolArgs<'a> {
     query: LStr<'a>,
     #[serde(borrow, default)]
     regex: LStr<'a>,
+    /// Amp's glob pattern.
+    #[serde(rename = "filePattern", borrow, default)]
+    file_pattern: LStr<'a>,
+    /// A patch given as an argument (`apply_patch {input}` / `{patch}`).
+    #[serde(borrow, default)]
+    input: LStr<'a>,
+    #[serde(borrow, default)]
+    patch: LStr<'a>,
     #[serde(borrow, default)]
     url: LStr<'a>,
     #[serde(rename = "targetUrl", borrow, default)]
@@ -215,6 +258,7 @@ impl<'a> ToolArgs<'a> {
             &self.absolute_path,
             &self.target_file,
             &self.notebook_path,
+            &self.filepath,
             &self.path,
             &self.file,
         ]);
@@ -263,7 +307,9 @@ impl<'a> ToolArgs<'a> {
             ToolKind::Shell => {
                 call.command = self.command.or(self.cmd).and_then(command_text);
             }
-            ToolKind::Search => call.pattern = first(&[&self.pattern, &self.query, &self.regex]),
+            ToolKind::Search => {
+                call.pattern = first(&[&self.pattern, &self.query, &self.regex, &self.file_pattern])
+            }
             ToolKind::Web => {
                 call.url = first(&[&self.url, &self.target_url]);
                 call.query = first(&[&self.query]);

@@ -1,7 +1,7 @@
 //! Format-agnostic turn construction: adapters report prompts, assistant text and tool calls in
 //! file order; the builder groups them into numbered turns and drops streamed duplicates.
 use super::tools::ToolCall;
-use crate::util::hash::{FxHashMap, FxHashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// One turn: a human prompt and everything the assistant said and called until the next one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -17,7 +17,21 @@ pub struct Turn {
     /// Fingerprint of the record that started the turn (its uuid when the format has one):
     /// equal keys in two conversations mean the same turn copied by a resume or fork.
     pub dup_key: Option<u64>,
+    /// Images, documents and other non-text parts of the prompt(s): counted, never indexed.
+    pub attachments: Vec<Attachment>,
 }
+
+/// A non-text part of a prompt (a pasted image, an attached document or file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    /// What it is (`image`, `document`, `file`, …), as the agent names it.
+    pub kind: String,
+    pub media_type: Option<String>,
+}
+
+/// Put between a turn's prompt and a prompt the user sent while the assistant was still
+/// working on it (delivered into the running turn), so both read as separate prompts.
+pub const LATER_PROMPT: &str = "\n\n[later prompt]\n";
 
 impl Turn {
     /// Sorted, de-duplicated tool names.
@@ -82,6 +96,30 @@ impl TurnBuilder {
             draft.turn.timestamp = at.timestamp;
         }
         draft
+    }
+
+    /// A prompt sent while the assistant was working: delivered into the running turn, so it
+    /// joins the open turn's user text after [`LATER_PROMPT`] (or starts a turn when none is
+    /// open).
+    pub fn later_prompt(&mut self, at: At, text: &str) {
+        let text = text.trim();
+        if text.is_empty() {
+            return self.touch(at.timestamp);
+        }
+        match self.open.as_mut() {
+            Some(d) if !d.turn.user_text.is_empty() => {
+                d.turn.user_text.push_str(LATER_PROMPT);
+                d.turn.user_text.push_str(text);
+            }
+            Some(d) => d.turn.user_text = text.to_owned(),
+            None => self.prompt(at, text.to_owned()),
+        }
+        self.touch(at.timestamp);
+    }
+
+    /// A non-text part of the open turn's prompt (a turn is opened when none is).
+    pub fn attachment(&mut self, at: At, attachment: Attachment) {
+        self.draft(at).turn.attachments.push(attachment);
     }
 
     /// An assistant text block. Blocks of one API message (`message_id`) that repeat an

@@ -1,79 +1,16 @@
-//! A small binary codec for the persistent index: little-endian integers, LEB128 varints,
-//! length-prefixed bytes and strings, bulk integer arrays, and a running checksum over every
-//! byte so a truncated or corrupted file is detected before anything read from it is trusted.
+//! A small binary codec for the persistent index: little-endian integers, LEB128 varints
+//! ([`super::varint`]),
+//! length-prefixed bytes and strings, bulk integer arrays, and a running checksum (xxh3, 64
+//! bit) over every byte so a truncated or corrupted file is detected before anything read from
+//! it is trusted.
+use super::varint;
 use std::io::{self, Read, Write};
-
-/// Running checksum: FNV-style over 8-byte words (fast, stable across platforms).
-#[derive(Debug, Clone, Copy)]
-pub struct Checksum(u64);
-
-impl Default for Checksum {
-    fn default() -> Self {
-        Checksum(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Checksum {
-    pub fn update(&mut self, bytes: &[u8]) {
-        let mut h = self.0;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-            h = (h ^ w).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
-        }
-        for &b in chunks.remainder() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-
-    pub fn value(&self) -> u64 {
-        self.0
-    }
-}
-
-/// [`Checksum`] over a stream fed in pieces of any size: the result does not depend on where
-/// the pieces were split (partial words are carried over).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct StreamChecksum {
-    sum: Checksum,
-    pending: [u8; 8],
-    len: usize,
-}
-
-impl StreamChecksum {
-    pub fn update(&mut self, mut bytes: &[u8]) {
-        if self.len > 0 {
-            let take = (8 - self.len).min(bytes.len());
-            self.pending[self.len..self.len + take].copy_from_slice(&bytes[..take]);
-            self.len += take;
-            bytes = &bytes[take..];
-            if self.len < 8 {
-                return;
-            }
-            let word = self.pending;
-            self.sum.update(&word);
-            self.len = 0;
-        }
-        let whole = bytes.len() / 8 * 8;
-        self.sum.update(&bytes[..whole]);
-        let rest = &bytes[whole..];
-        self.pending[..rest.len()].copy_from_slice(rest);
-        self.len = rest.len();
-    }
-
-    /// The checksum of everything fed so far.
-    pub fn value(&self) -> u64 {
-        let mut sum = self.sum;
-        sum.update(&self.pending[..self.len]);
-        sum.value()
-    }
-}
+use xxhash_rust::xxh3::Xxh3Default;
 
 /// Writes values and checksums them.
 pub struct Encoder<W: Write> {
     out: W,
-    sum: Checksum,
+    sum: Xxh3Default,
     written: u64,
 }
 
@@ -81,7 +18,7 @@ impl<W: Write> Encoder<W> {
     pub fn new(out: W) -> Self {
         Self {
             out,
-            sum: Checksum::default(),
+            sum: Xxh3Default::new(),
             written: 0,
         }
     }
@@ -108,16 +45,10 @@ impl<W: Write> Encoder<W> {
         self.bytes_raw(&v.to_le_bytes())
     }
 
-    pub fn varint(&mut self, mut v: u64) -> io::Result<()> {
-        let mut buf = [0u8; 10];
-        let mut n = 0;
-        while v >= 0x80 {
-            buf[n] = (v as u8) | 0x80;
-            v >>= 7;
-            n += 1;
-        }
-        buf[n] = v as u8;
-        self.bytes_raw(&buf[..=n])
+    pub fn varint(&mut self, v: u64) -> io::Result<()> {
+        let mut buf = [0u8; varint::MAX_LEN];
+        let n = varint::encode(v, &mut buf);
+        self.bytes_raw(&buf[..n])
     }
 
     pub fn bool(&mut self, v: bool) -> io::Result<()> {
@@ -174,7 +105,7 @@ impl<W: Write> Encoder<W> {
     }
 
     pub fn checksum(&self) -> u64 {
-        self.sum.value()
+        self.sum.digest()
     }
 
     pub fn written(&self) -> u64 {
@@ -200,14 +131,14 @@ const MAX_LEN: u64 = 1 << 34;
 /// Reads values and checksums them.
 pub struct Decoder<R: Read> {
     inp: R,
-    sum: Checksum,
+    sum: Xxh3Default,
 }
 
 impl<R: Read> Decoder<R> {
     pub fn new(inp: R) -> Self {
         Self {
             inp,
-            sum: Checksum::default(),
+            sum: Xxh3Default::new(),
         }
     }
 
@@ -242,12 +173,11 @@ impl<R: Read> Decoder<R> {
     }
 
     pub fn varint(&mut self) -> io::Result<u64> {
-        let mut v = 0u64;
-        for shift in (0..70).step_by(7) {
-            let b = self.u8()?;
-            v |= u64::from(b & 0x7f) << shift;
-            if b < 0x80 {
-                return Ok(v);
+        let mut buf = [0u8; varint::MAX_LEN];
+        for n in 0..varint::MAX_LEN {
+            buf[n] = self.u8()?;
+            if buf[n] < 0x80 {
+                return Ok(varint::get(&buf[..=n], &mut 0));
             }
         }
         Err(corrupt("varint too long"))
@@ -317,7 +247,7 @@ impl<R: Read> Decoder<R> {
     }
 
     pub fn checksum(&self) -> u64 {
-        self.sum.value()
+        self.sum.digest()
     }
 }
 
@@ -325,17 +255,18 @@ impl<R: Read> Decoder<R> {
 mod tests {
     use super::*;
 
+    /// The ingester hashes a file's prefix as it streams by and compares it with a one-shot
+    /// hash of the same bytes read back: the split points must not matter.
     #[test]
     fn stream_checksum_ignores_split_points() {
         let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
-        let mut one = Checksum::default();
-        one.update(&data);
+        let one = xxhash_rust::xxh3::xxh3_64(&data);
         for split in [1, 3, 7, 8, 9, 64, 500] {
-            let mut s = StreamChecksum::default();
+            let mut s = Xxh3Default::new();
             for piece in data.chunks(split) {
                 s.update(piece);
             }
-            assert_eq!(s.value(), one.value(), "split {split}");
+            assert_eq!(s.digest(), one, "split {split}");
         }
     }
 

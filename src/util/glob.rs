@@ -1,15 +1,30 @@
-//! Shell-style glob matching (`*`, `?`, `[abc]`, `[!a-z]`) for project-directory patterns.
+//! The project PATTERN: a shell-style glob (`*`, `?`, `[abc]`, `[!a-z]`, and globset's `{a,b}`)
+//! matched against whole project-directory names (not paths), compiled once with `globset`.
+
+use globset::{GlobBuilder, GlobMatcher};
 
 /// A compiled glob pattern matched against whole names (not paths).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Glob {
     pattern: String,
+    /// `None` when globset rejects the pattern: then it matches only itself.
+    matcher: Option<GlobMatcher>,
 }
 
 impl Glob {
+    /// Compiles `pattern`. Never fails: an unclosed `[` is a literal `[` (as in a shell), and
+    /// a pattern globset still rejects (an unclosed `{`, a reversed range) matches only itself.
     pub fn new(pattern: &str) -> Self {
+        let matcher = GlobBuilder::new(pattern)
+            // names hold no separators; a backslash is a character, on every platform
+            .backslash_escape(false)
+            .allow_unclosed_class(true)
+            .build()
+            .ok()
+            .map(|g| g.compile_matcher());
         Self {
             pattern: pattern.to_owned(),
+            matcher,
         }
     }
 
@@ -18,91 +33,20 @@ impl Glob {
     }
 
     pub fn matches(&self, name: &str) -> bool {
-        let p: Vec<char> = self.pattern.chars().collect();
-        let n: Vec<char> = name.chars().collect();
-        match_from(&p, &n)
+        match &self.matcher {
+            Some(m) => m.is_match(name),
+            None => name == self.pattern,
+        }
     }
 }
 
-/// Iterative wildcard matching with single-star backtracking (linear in practice).
-fn match_from(p: &[char], n: &[char]) -> bool {
-    let (mut pi, mut ni) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ni < n.len() {
-        if pi < p.len() {
-            match p[pi] {
-                '*' => {
-                    star = Some((pi, ni));
-                    pi += 1;
-                    continue;
-                }
-                '?' => {
-                    pi += 1;
-                    ni += 1;
-                    continue;
-                }
-                '[' => {
-                    if let Some((matched, len)) = match_class(&p[pi..], n[ni]) {
-                        if matched {
-                            pi += len;
-                            ni += 1;
-                            continue;
-                        }
-                    } else if n[ni] == '[' {
-                        pi += 1;
-                        ni += 1;
-                        continue;
-                    }
-                }
-                c if c == n[ni] => {
-                    pi += 1;
-                    ni += 1;
-                    continue;
-                }
-                _ => {}
-            }
-        }
-        match star {
-            Some((sp, sn)) => {
-                pi = sp + 1;
-                ni = sn + 1;
-                star = Some((sp, sn + 1));
-            }
-            None => return false,
-        }
+impl PartialEq for Glob {
+    fn eq(&self, other: &Self) -> bool {
+        self.pattern == other.pattern
     }
-    p[pi..].iter().all(|&c| c == '*')
 }
 
-/// Matches a `[...]` class at the start of `p`; returns (matched, pattern length) or `None`
-/// when the bracket is not closed (then it is a literal `[`).
-fn match_class(p: &[char], c: char) -> Option<(bool, usize)> {
-    let mut i = 1;
-    let negate = matches!(p.get(1), Some('!') | Some('^'));
-    if negate {
-        i += 1;
-    }
-    let mut matched = false;
-    let mut first = true;
-    while i < p.len() {
-        if p[i] == ']' && !first {
-            return Some((matched != negate, i + 1));
-        }
-        first = false;
-        if i + 2 < p.len() && p[i + 1] == '-' && p[i + 2] != ']' {
-            if p[i] <= c && c <= p[i + 2] {
-                matched = true;
-            }
-            i += 3;
-        } else {
-            if p[i] == c {
-                matched = true;
-            }
-            i += 1;
-        }
-    }
-    None
-}
+impl Eq for Glob {}
 
 #[cfg(test)]
 mod tests {
@@ -119,5 +63,17 @@ mod tests {
         assert!(!Glob::new("*[!b]").matches("ab"));
         assert!(Glob::new("a[").matches("a["));
         assert!(Glob::new("*a*b*c").matches("xxaxxbxxc"));
+    }
+
+    #[test]
+    fn matches_whole_names_only() {
+        assert!(!Glob::new("proj").matches("-home-a-proj"));
+        assert!(Glob::new("[a-c]x").matches("bx"));
+        assert!(!Glob::new("[a-c]x").matches("dx"));
+        assert!(Glob::new(r"a\b").matches(r"a\b"));
+        assert!(Glob::new("a{b").matches("a{b"));
+        assert!(Glob::new("*-{api,web}-*").matches("-home-a-web-x"));
+        assert!(Glob::new("").matches(""));
+        assert!(!Glob::new("").matches("a"));
     }
 }

@@ -133,6 +133,7 @@ let
       rustfmt = tool "rustfmt" "rustfmt";
       rust-analyzer = tool "rust-analyzer" "rust-analyzer";
       nixfmt = tool "nixfmt" "nixfmt";
+      installShellFiles = tool "install-shell-files" "none";
     };
 
   pkgs = mkPkgs { static = false; };

@@ -1,9 +1,9 @@
 //! Unit tests of top-k selection: block-max pruning returns exactly what scoring every match would.
 use super::*;
 use crate::index::query::parse;
-use crate::index::scoring::{by_score, phrases_ok};
-use crate::index::segment::DocText;
-use crate::index::segment::{NewDoc, SegmentBuilder};
+use crate::index::schema::{DocText, NewDoc};
+use crate::index::scoring::by_score;
+use crate::index::segment::SegmentBuilder;
 use crate::index::tokenizer::{Tokenizer, TokenizerConfig};
 use std::sync::Arc;
 
@@ -61,18 +61,17 @@ fn run(
     let plan = parse(q, &mut Tokenizer::with_config(TokenizerConfig::default()));
     let key = |h: &Hit| view.segs[h.seg].seg.doc(h.doc).conv;
     let rank = |a: &Hit, b: &Hit| by_score(a, b, |a, b| key(a).cmp(&key(b)));
-    let e = evaluate(
+    let req = EvalRequest {
         view,
         scan,
-        &plan,
-        &Bm25::default(),
-        |_, _, _, _| true,
-        |_, _| true,
+        plan: &plan,
+        params: &Bm25::default(),
         k,
         rank,
         pruning,
         shared,
-    );
+    };
+    let e = evaluate(&req, |_, _, _, _| true, |_, _| true);
     if !e.exact {
         PRUNED.with(|p| p.set(p.get() + 1));
     }
@@ -142,8 +141,7 @@ fn deferred_phrase_checks_give_what_checking_every_match_gives() {
             .into_iter()
             .filter(|(conv, _)| {
                 let text = &texts[*conv as usize];
-                phrases_ok(
-                    &phrase_plan,
+                phrase_plan.phrases_ok(
                     &DocText {
                         user: text,
                         assistant: "",

@@ -1,11 +1,10 @@
 //! `find_file_history`: the turns that read or changed a file, newest first.
 use super::budget::{self, json_len};
 use super::progress::{self, BuildOut};
-use super::{check_limit, check_offset, check_time, iso};
+use super::{check_limit, check_offset, check_scope, check_time, iso};
 use crate::corpus::Snapshot;
-use crate::index::Stop;
 use crate::index::facts;
-use crate::server::toolset::{self, Lane, ToolDef};
+use crate::server::toolset::{self, Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
@@ -13,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 pub const DESCRIPTION: &str = "Find the past turns that read, edited or wrote a file: give a path \
 or part of one (`src/index/mod.rs`, `mod.rs`, `index/`; case-insensitive). Newest first, with \
-the operation, session and turn number for read_turn.";
+the operation, session, project (this_project: the server's own) and turn number for \
+read_turn; scope=project keeps the server's project only.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -29,6 +29,10 @@ pub struct FileHistoryParams {
     /// Only turns at or after: ISO date/datetime or an age (7d, 12h).
     #[serde(default)]
     pub since: Option<String>,
+    /// project: only the server's project (its folder, subfolders, git worktrees); all: every
+    /// project (default).
+    #[serde(default)]
+    pub scope: Option<String>,
     /// Most characters of JSON to return (500-60000, default 6000).
     #[serde(default)]
     pub max_chars: Option<i64>,
@@ -46,6 +50,8 @@ pub struct FileTouchOut {
     pub session_id: String,
     pub source: String,
     pub project: String,
+    /// True when the conversation belongs to the server's project.
+    pub this_project: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
     pub turn_number: u32,
@@ -86,7 +92,8 @@ pub fn run(snap: &Snapshot, p: FileHistoryParams) -> Result<FileHistoryResponse,
     let offset = check_offset(p.offset)?;
     let since = check_time("since", p.since.as_deref(), false)?;
     let max_chars = budget::check_max_chars(p.max_chars, budget::SEARCH_DEFAULT)?;
-    let (total, rows) = snap.file_history(needle, since, offset, limit);
+    let scope = check_scope(p.scope.as_deref())?;
+    let (total, rows) = snap.file_history(needle, since, scope, offset, limit);
     let mut rows: Vec<FileTouchOut> = rows
         .into_iter()
         .map(|t| FileTouchOut {
@@ -100,6 +107,7 @@ pub fn run(snap: &Snapshot, p: FileHistoryParams) -> Result<FileHistoryResponse,
             session_id: t.conv.id.clone(),
             source: t.conv.source().to_owned(),
             project: t.project,
+            this_project: t.this_project,
             timestamp: iso(t.timestamp),
             turn_number: t.turn,
             parent_session_id: t.conv.parent.clone(),
@@ -174,6 +182,6 @@ pub const DEF: ToolDef = ToolDef {
     call,
 };
 
-fn call(snap: &Snapshot, args: JsonObject, _stop: &Stop) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| run(snap, p))
+fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
+    toolset::invoke(DEF.name, args, |p| run(ctx.snap, p))
 }

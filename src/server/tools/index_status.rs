@@ -2,18 +2,20 @@
 use super::budget::{self, json_len};
 use super::iso;
 use super::progress::{self, BuildOut};
+use crate::cache::CacheReport;
 use crate::corpus::Snapshot;
-use crate::index::Stop;
-use crate::server::toolset::{self, Lane, ToolDef};
+use crate::live::LiveStatus;
+use crate::server::toolset::{self, Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 pub const DESCRIPTION: &str = "Report what the search index holds: projects, sessions, \
-sub-agents, turns, files and bytes indexed, unreadable lines skipped, the update generation and \
-time, and where transcripts are read from. Use it when a search finds nothing.";
+sub-agents, turns, files and bytes indexed, unreadable lines skipped, records of unknown types per \
+source, the update generation and time, and where transcripts are read from. Use it when a search finds nothing.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -23,7 +25,7 @@ pub struct StatusParams {
     pub max_chars: Option<i64>,
 }
 
-/// The persistent index's state (see [`crate::cache::CacheReport`]).
+/// The persistent index's state (see [`CacheReport`]).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct CacheOut {
@@ -42,17 +44,12 @@ pub struct CacheOut {
     pub write_error: Option<String>,
 }
 
-impl From<crate::cache::CacheReport> for CacheOut {
-    fn from(r: crate::cache::CacheReport) -> Self {
+impl From<CacheReport> for CacheOut {
+    fn from(r: CacheReport) -> Self {
         CacheOut {
             enabled: r.path.is_some(),
             path: r.path.map(|p| p.display().to_string()),
-            start: if r.start.is_empty() {
-                "pending"
-            } else {
-                r.start
-            }
-            .to_owned(),
+            start: r.start.as_str().to_owned(),
             rejected_because: r.rejected_because,
             files_reused: r.files_reused,
             files_changed: r.files_changed,
@@ -62,20 +59,35 @@ impl From<crate::cache::CacheReport> for CacheOut {
     }
 }
 
+/// A directory polled because it cannot be watched.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct PolledDir {
+    pub path: String,
+    /// Why it cannot be watched (permission denied, watch limit reached, ...).
+    pub reason: String,
+}
+
 /// Health of one transcript source.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct SourceOut {
     pub source: String,
     pub path: String,
+    /// False while the directory does not exist (it is watched for).
+    pub exists: bool,
     pub files: u64,
     pub sessions: u64,
     pub subagents: u64,
     pub turns: u64,
     pub skipped_lines: u64,
+    /// Records skipped because their type is unknown to this version, per type.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown_records: BTreeMap<String, u64>,
     /// Files read that yielded no turn.
     pub files_without_turns: u64,
-    /// Set when this source's files parse but yield no turns at all.
+    /// Set when the directory does not exist, or when this source's files parse but yield no
+    /// turns at all.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
 }
@@ -110,6 +122,9 @@ pub struct StatusOut {
     /// Why watching is unavailable, if it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub watch_error: Option<String>,
+    /// Directories that cannot be watched and are polled instead (the rest is watched).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub polled_dirs: Vec<PolledDir>,
     /// Changed paths waiting for their debounce period.
     pub pending_changes: usize,
     /// Milliseconds the last update took.
@@ -128,15 +143,21 @@ pub struct StatusOut {
     pub sources: Vec<SourceOut>,
     /// What the persistent index did in this process.
     pub cache: CacheOut,
-    /// Warnings of sources whose files yield no turns.
+    /// Warnings of sources that are missing or whose files yield no turns.
     pub warnings: Vec<String>,
     /// True when detail was left out to stay within max_chars.
     pub truncated: bool,
 }
 
-pub fn run(snap: &Snapshot, p: StatusParams) -> Result<StatusOut, ToolError> {
+/// The index's state: `snap` as of now, `live` and `cache` from the indexer.
+pub fn run(
+    snap: &Snapshot,
+    live: &LiveStatus,
+    cache: CacheReport,
+    p: StatusParams,
+) -> Result<StatusOut, ToolError> {
     let max_chars = budget::check_max_chars(p.max_chars, budget::READ_DEFAULT)?;
-    let mut out = status(snap);
+    let mut out = status(snap, live, cache);
     // shed detail until it fits: per-source rows, warnings, then the descriptive strings
     while json_len(&out) > max_chars && !out.sources.is_empty() {
         out.sources.pop();
@@ -156,7 +177,7 @@ pub fn run(snap: &Snapshot, p: StatusParams) -> Result<StatusOut, ToolError> {
     Ok(out)
 }
 
-fn status(snap: &Snapshot) -> StatusOut {
+fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
     let mut projects: Vec<String> = Vec::new();
     let (mut sessions, mut subagents) = (0, 0);
     for c in snap.catalog.iter() {
@@ -169,11 +190,10 @@ fn status(snap: &Snapshot) -> StatusOut {
     }
     projects.sort();
     projects.dedup();
-    let live = &snap.live;
-    let claude = snap
+    let default_root = snap
         .roots
         .iter()
-        .find(|r| r.adapter.name() == crate::transcript::claude::FORMAT);
+        .find(|r| r.adapter.name() == crate::transcript::default_adapter().name());
     StatusOut {
         projects: projects.len(),
         sessions,
@@ -186,11 +206,19 @@ fn status(snap: &Snapshot) -> StatusOut {
         indexed_at: iso(snap.indexed_at),
         complete: snap.complete,
         build: progress::building(snap),
-        projects_dir: claude.map(|r| r.dir.display().to_string()),
-        pattern: claude.map(|r| r.pattern.as_str().to_owned()),
-        watching: live.watching.load(Ordering::Relaxed),
-        watch_mode: live.mode(),
+        projects_dir: default_root.map(|r| r.dir.display().to_string()),
+        pattern: default_root.map(|r| r.pattern.as_str().to_owned()),
+        watching: live.watching(),
+        watch_mode: live.mode().as_str().to_owned(),
         watch_error: live.error(),
+        polled_dirs: live
+            .polled()
+            .into_iter()
+            .map(|(dir, reason)| PolledDir {
+                path: dir.display().to_string(),
+                reason,
+            })
+            .collect(),
         pending_changes: live.pending.load(Ordering::Relaxed),
         last_update_ms: (snap.stats.last_update_ms * 1000.0).round() / 1000.0,
         debounce_ms: live.debounce_ms.load(Ordering::Relaxed),
@@ -208,16 +236,18 @@ fn status(snap: &Snapshot) -> StatusOut {
             .map(|h| SourceOut {
                 source: h.format.to_owned(),
                 path: h.path.display().to_string(),
+                exists: h.exists,
                 files: h.files,
                 sessions: h.sessions,
                 subagents: h.subagents,
                 turns: h.turns,
                 skipped_lines: h.skipped_lines,
+                unknown_records: h.unknown_records.clone(),
                 files_without_turns: h.files_without_turns,
                 warning: h.warning.clone(),
             })
             .collect(),
-        cache: live.cache().into(),
+        cache: cache.into(),
         truncated: false,
         warnings: snap
             .stats
@@ -238,6 +268,8 @@ pub const DEF: ToolDef = ToolDef {
     call,
 };
 
-fn call(snap: &Snapshot, args: JsonObject, _stop: &Stop) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| run(snap, p))
+fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
+    toolset::invoke(DEF.name, args, |p| {
+        run(ctx.snap, ctx.live, ctx.shared.cache_report(), p)
+    })
 }

@@ -1,11 +1,10 @@
 //! `list_conversations`: main sessions, most recently active first.
 use super::budget::{self, json_len};
 use super::progress::{self, BuildOut};
-use super::{check_limit, check_offset, check_source, check_time, iso};
+use super::{check_limit, check_offset, check_scope, check_source, check_time, iso};
 use crate::corpus::Snapshot;
 use crate::corpus::browse::ListRange;
-use crate::index::Stop;
-use crate::server::toolset::{self, Lane, ToolDef};
+use crate::server::toolset::{self, Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
@@ -13,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 pub const DESCRIPTION: &str = "List past sessions, most recently active first (sub-agents are \
 counted in subagent_count), with summary, project, time span, turn count, cwd and git branch. \
-Filter by project, source and since/until; page with offset.";
+Filter by project, source, scope (project: only the server's project; all: default) and \
+since/until; page with offset.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -36,6 +36,10 @@ pub struct ListParams {
     /// Only sessions started before: ISO date (whole day included)/datetime or an age.
     #[serde(default)]
     pub until: Option<String>,
+    /// project: only the server's project (its folder, subfolders, git worktrees); all: every
+    /// project (default).
+    #[serde(default)]
+    pub scope: Option<String>,
     /// Most characters of JSON to return (500-60000, default 20000).
     #[serde(default)]
     pub max_chars: Option<i64>,
@@ -48,6 +52,8 @@ pub struct ListedConversation {
     /// The agent that wrote the transcript.
     pub source: String,
     pub project: String,
+    /// True when the conversation belongs to the server's project.
+    pub this_project: bool,
     pub summary: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slug: Option<String>,
@@ -99,6 +105,7 @@ pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
         source: source.as_deref(),
         since: check_time("since", p.since.as_deref(), false)?,
         until: check_time("until", p.until.as_deref(), true)?,
+        scope: check_scope(p.scope.as_deref())?,
     };
     let (total, rows) = snap.list(&range, offset, limit);
     let mut rows: Vec<ListedConversation> = rows
@@ -107,6 +114,7 @@ pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
             session_id: r.conv.id.clone(),
             source: r.conv.source().to_owned(),
             project: r.project,
+            this_project: r.this_project,
             summary: r.conv.meta.summary(),
             slug: r.conv.meta.slug.clone(),
             first_timestamp: iso(r.conv.meta.first_ts),
@@ -183,6 +191,6 @@ pub const DEF: ToolDef = ToolDef {
     call,
 };
 
-fn call(snap: &Snapshot, args: JsonObject, _stop: &Stop) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| run(snap, p))
+fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
+    toolset::invoke(DEF.name, args, |p| run(ctx.snap, p))
 }

@@ -8,6 +8,7 @@ pub mod list;
 pub mod progress;
 pub mod read_conversation;
 pub mod read_turn;
+pub mod recent_context;
 pub mod search;
 
 use super::ToolError;
@@ -50,7 +51,20 @@ pub fn check_source(source: Option<&str>) -> Result<Option<String>, ToolError> {
         Some(s) if crate::transcript::adapter(s).is_some() => Ok(Some(s.to_owned())),
         Some(s) => Err(ToolError::new(format!(
             "Unknown source `{s}`: use one of {}.",
-            crate::cli::sources::format_names()
+            crate::transcript::format_names()
+        ))),
+    }
+}
+
+/// Validates a `scope` argument: `project` (this project's conversations only) or `all`
+/// (the default).
+pub fn check_scope(scope: Option<&str>) -> Result<crate::corpus::project::Scope, ToolError> {
+    use crate::corpus::project::Scope;
+    match scope.map(|s| s.trim().to_lowercase()).as_deref() {
+        None | Some("") | Some("all") => Ok(Scope::All),
+        Some("project") => Ok(Scope::Project),
+        Some(other) => Err(ToolError::new(format!(
+            "`scope` must be `project` or `all` (got `{other}`)."
         ))),
     }
 }

@@ -19,7 +19,7 @@ pub fn building(snap: &Snapshot) -> Option<BuildOut> {
     if snap.complete {
         return None;
     }
-    let p = snap.live.build.get();
+    let p = snap.progress.get();
     Some(BuildOut {
         files_done: p.files_done,
         files_total: p.files_total,

@@ -5,8 +5,7 @@ use super::read_turn::{TurnOut, find_conversation};
 use super::{check_limit, check_offset};
 use crate::corpus::Snapshot;
 use crate::corpus::catalog::Conversation;
-use crate::index::Stop;
-use crate::server::toolset::{self, Lane, ToolDef};
+use crate::server::toolset::{self, Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use crate::transcript::Turn;
 use rmcp::model::JsonObject;
@@ -227,6 +226,6 @@ pub const DEF: ToolDef = ToolDef {
     call,
 };
 
-fn call(snap: &Snapshot, args: JsonObject, _stop: &Stop) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| run(snap, p))
+fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
+    toolset::invoke(DEF.name, args, |p| run(ctx.snap, p))
 }

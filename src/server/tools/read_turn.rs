@@ -3,8 +3,7 @@ use super::budget::{self, json_len};
 use super::iso;
 use crate::corpus::Snapshot;
 use crate::corpus::catalog::Conversation;
-use crate::index::Stop;
-use crate::server::toolset::{self, Lane, ToolDef};
+use crate::server::toolset::{self, Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use crate::transcript::tools::{COMMAND_MAX_CHARS, cut_chars};
 use crate::transcript::{ToolCall, ToolKind, Turn};
@@ -101,6 +100,16 @@ impl ToolUsed {
     }
 }
 
+/// A non-text part of the prompt (image, document, file): counted, its content never shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct AttachmentOut {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct TurnOut {
@@ -111,6 +120,9 @@ pub struct TurnOut {
     pub user_text: String,
     pub assistant_text: String,
     pub tools_used: Vec<ToolUsed>,
+    /// Images and documents sent with the prompt (type and media type only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<AttachmentOut>,
     /// True when text or tools were left out to fit max_chars.
     pub truncated: bool,
     /// Characters of prompt plus reply in the whole turn.
@@ -157,6 +169,12 @@ impl TurnOut {
             user_text: String::new(),
             assistant_text: String::new(),
             tools_used: Vec::new(),
+            attachments: (turn.attachments.iter())
+                .map(|a| AttachmentOut {
+                    kind: a.kind.clone(),
+                    media_type: a.media_type.clone(),
+                })
+                .collect(),
             truncated: true,
             total_chars: total,
             next_offset: Some(total),
@@ -180,6 +198,7 @@ impl TurnOut {
             // a tight budget: the text comes first
             out.timestamp = None;
             out.tools_used.clear();
+            out.attachments.clear();
         }
         // in the tightest budgets the note goes too (next_offset says where to read on)
         let quiet = json_len(&out) + MIN_TEXT > max_chars;
@@ -268,6 +287,6 @@ pub const DEF: ToolDef = ToolDef {
     call,
 };
 
-fn call(snap: &Snapshot, args: JsonObject, _stop: &Stop) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| run(snap, p))
+fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
+    toolset::invoke(DEF.name, args, |p| run(ctx.snap, p))
 }

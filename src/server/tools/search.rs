@@ -2,11 +2,11 @@
 //! paging, match-centred snippets and an output budget.
 use super::budget::{self, json_len};
 use super::progress::{self, BuildOut};
-use super::{check_limit, check_offset, check_source, check_time, iso};
+use super::{check_limit, check_offset, check_scope, check_source, check_time, iso};
 use crate::corpus::Snapshot;
 use crate::corpus::query::{MatchRole, SearchRequest, SortOrder};
 use crate::index::Stop;
-use crate::server::toolset::{self, Lane, ToolDef};
+use crate::server::toolset::{self, Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
@@ -16,8 +16,9 @@ pub const DESCRIPTION: &str = "Search past coding-agent conversations (sessions 
 by keywords, ranked with BM25. Stack distinctive keywords and exact identifiers: \
 `watchdog reindex debounce`, `notify_debouncer`, `E0502`, `src/index/mod.rs`. Syntax: keywords \
 (any may match; more and rarer ones rank higher), \"exact phrase\", -word or -\"phrase\" \
-(excluded), prefix*. Identifiers match whole and by their parts; case-insensitive. Results carry \
-a snippet around the matches; read a whole turn with read_turn. Page with offset.";
+(excluded), prefix*. Identifiers match whole and by their parts; case-insensitive. The \
+server's own project ranks slightly higher (this_project). Results carry a snippet around the \
+matches; read a whole turn with read_turn. Page with offset.";
 
 pub const DEF: ToolDef = ToolDef {
     name: "search_conversations",
@@ -29,8 +30,8 @@ pub const DEF: ToolDef = ToolDef {
     call,
 };
 
-fn call(snap: &Snapshot, args: JsonObject, stop: &Stop) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| run_with(snap, p, stop))
+fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
+    toolset::invoke(DEF.name, args, |p| run_with(ctx.snap, p, ctx.stop))
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -74,6 +75,10 @@ pub struct SearchParams {
     /// Order: relevance (default) or recent.
     #[serde(default)]
     pub sort: Option<String>,
+    /// project: only the server's project (its folder, subfolders, git worktrees); all: every
+    /// project (default).
+    #[serde(default)]
+    pub scope: Option<String>,
     /// Most characters of JSON to return (500-60000, default 6000).
     #[serde(default)]
     pub max_chars: Option<i64>,
@@ -87,6 +92,8 @@ pub struct SearchResult {
     /// The agent that wrote the transcript.
     pub source: String,
     pub project: String,
+    /// True when the conversation belongs to the server's project.
+    pub this_project: bool,
     pub turn_number: u32,
     pub score: f64,
     /// Text around the densest cluster of matches.
@@ -186,6 +193,7 @@ pub fn request(snap: &Snapshot, p: &SearchParams) -> Result<SearchRequest, ToolE
         tool: nonempty(&p.tool),
         file: nonempty(&p.file),
         sort,
+        scope: check_scope(p.scope.as_deref())?,
         stop: Stop::default(),
     })
 }
@@ -213,6 +221,7 @@ pub fn run_with(
             session_id: h.conv.id.clone(),
             source: h.conv.source().to_owned(),
             project: h.project,
+            this_project: h.this_project,
             turn_number: h.turn,
             score: h.score,
             snippet: h.snippet,

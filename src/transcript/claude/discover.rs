@@ -15,6 +15,33 @@ pub struct Entry {
     pub is_dir: bool,
 }
 
+/// Whether `path` is a symlink to a directory inside `root` (another project of the same
+/// root): its sessions are already indexed under their own project, so it is skipped.
+pub fn links_within(path: &Path, root: &Path) -> bool {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    is_link
+        && match (std::fs::canonicalize(path), std::fs::canonicalize(root)) {
+            (Ok(target), Ok(root)) => target.starts_with(root),
+            _ => false,
+        }
+}
+
+/// The display name of a non-UTF-8 file or directory name (invalid bytes as U+FFFD), with a
+/// warning the first time each path is seen.
+fn lossy_name(path: &Path, raw: &std::ffi::OsStr) -> String {
+    static WARNED: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let name = raw.to_string_lossy().into_owned();
+    let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+    if !warned.iter().any(|p| p == path) {
+        tracing::warn!(
+            "`{}` is not a UTF-8 name; indexed as `{name}`",
+            path.display()
+        );
+        warned.push(path.to_owned());
+    }
+    name
+}
+
 /// Directories and regular files of a directory, sorted by name (unreadable directories yield
 /// nothing). FIFOs, sockets and devices are left out: opening one could block the indexer.
 /// Uses the directory entry's type, so no extra `stat` per file except for symlinks.
@@ -24,8 +51,11 @@ pub fn sorted_entries(dir: &Path) -> Vec<Entry> {
         .flatten()
         .flatten()
         .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
             let path = e.path();
+            let name = e
+                .file_name()
+                .into_string()
+                .unwrap_or_else(|raw| lossy_name(&path, &raw));
             let ft = e.file_type().ok()?;
             let (is_dir, is_file) = if ft.is_symlink() {
                 let m = std::fs::metadata(&path).ok()?;
@@ -126,7 +156,11 @@ fn read_agent_meta(dir: &Path, agent_id: &str) -> (Option<String>, Option<String
         return (None, None);
     };
     match serde_json::from_slice::<AgentMeta>(&bytes) {
-        Ok(m) => (m.agent_type.into_owned(), m.description.into_owned()),
+        Ok(m) => {
+            let mut description = m.description.into_owned();
+            crate::redact::redact_opt(&mut description);
+            (m.agent_type.into_owned(), description)
+        }
         Err(_) => (None, None),
     }
 }

@@ -1,6 +1,6 @@
 //! What counts as a human prompt in a Claude Code `user` record: harness wrappers
 //! (slash-command and local-command tags) and interrupt markers are not, and IDE context
-//! elements are stripped from the prompts that are.
+//! elements (and tool-output previews) are stripped from the prompts that are.
 /// Harness wrappers: a prompt made only of these is not typed by the human.
 const HARNESS_TAGS: &[&str] = &[
     "command-name",
@@ -16,12 +16,14 @@ const HARNESS_TAGS: &[&str] = &[
     "system-reminder",
 ];
 
-/// IDE context the editor prefixes to real prompts: stripped from the prompt's text.
+/// Stripped from a prompt's text: IDE context the editor prefixes to real prompts, and
+/// `<persisted-output>` previews of a tool output spilled to disk (tool output, never indexed).
 const CONTEXT_TAGS: &[&str] = &[
     "ide_opened_file",
     "ide_selection",
     "ide_diagnostics",
     "system-reminder",
+    "persisted-output",
 ];
 
 const INTERRUPTS: &[&str] = &[

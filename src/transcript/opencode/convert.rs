@@ -4,9 +4,9 @@
 use crate::transcript::lenient::{self, LBool, LNum, LStr};
 use crate::transcript::tools::patch_calls;
 use crate::transcript::{At, ConvMeta, ConvState, ToolCall, ToolKind, TurnBuilder};
-use crate::util::hash::Fnv64;
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use xxhash_rust::xxh3::xxh3_64;
 
 pub const FORMAT: &str = "opencode";
 
@@ -290,7 +290,7 @@ pub fn build(session: &SessionInfo, mut messages: Vec<Message>) -> ConvState {
                 if user_agent.is_none() {
                     user_agent = m.info.agent.clone();
                 }
-                let key = Some(Fnv64::of(conversation_id(&m.id).as_bytes()));
+                let key = Some(xxh3_64(conversation_id(&m.id).as_bytes()));
                 turns.prompt(At { dup_key: key, ..at }, text);
             }
             MessageRole::Assistant => {
@@ -340,7 +340,7 @@ pub fn build(session: &SessionInfo, mut messages: Vec<Message>) -> ConvState {
 /// A fingerprint of what a conversation would put in the index, to skip re-indexing sessions
 /// whose rows changed in ways that are not indexed (tool outputs, step parts, costs).
 pub fn content_hash(state: &ConvState) -> u64 {
-    Fnv64::of(
+    xxh3_64(
         format!(
             "{:?}|{:?}|{}",
             state.meta, state.completed, state.turn_count

@@ -9,12 +9,13 @@
 //! its next change). A file that was never readable yields an empty unit with one skipped
 //! record, so `index_status` shows it.
 use super::convert::{self, Message, SessionInfo};
-use super::sqlite::{Database, Row, Table, side_path};
+use crate::transcript::sqlite::{Database, Row, Table, side_path};
 use crate::transcript::{ConvState, SourceFile, UnitRead, UnitReader};
-use crate::util::hash::{FxHashMap, FxHashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use xxhash_rust::xxh3::{Xxh3Default, xxh3_64_with_seed};
 
 /// Attempts per read when writers keep invalidating the snapshot.
 const ATTEMPTS: u32 = 4;
@@ -39,18 +40,19 @@ struct Cols {
     part: Table,
 }
 
+/// Combines a fingerprint with one more word.
 fn mix(h: u64, v: u64) -> u64 {
-    (h ^ v).wrapping_mul(0x0100_0000_01b3).rotate_left(17)
+    xxh3_64_with_seed(&v.to_le_bytes(), h)
 }
 
 fn key_hash(parts: &[&[u8]], n: u64) -> u64 {
-    let mut h = crate::util::hash::Fnv64::default();
+    let mut h = Xxh3Default::new();
     for p in parts {
         h.update(p);
         h.update(&[0xff]);
     }
     h.update(&n.to_le_bytes());
-    h.0
+    h.digest()
 }
 
 /// What one pass over the message and part tables gathers.

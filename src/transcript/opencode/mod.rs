@@ -9,7 +9,6 @@
 //! their parent through `ConvMeta::parent_id`.
 pub mod convert;
 pub mod db;
-pub mod sqlite;
 pub mod storage;
 
 use crate::transcript::claude::sorted_entries;

@@ -1,0 +1,330 @@
+//! One segment's share of an evaluation: a cursor per query term (plan terms and prefix
+//! expansions) with its BM25 scale and upper bound, ordered for MaxScore, and the scoring of a
+//! candidate document with contributions summed in one canonical order. `topk` drives
+//! it and owns the threshold; this module only reads it.
+//!
+//! MaxScore: with the cursors sorted by upper bound, the shortest prefix of them whose bounds
+//! add up to at most the threshold is *non-essential*: a document found only in those lists
+//! cannot rank, so candidates come from the other (essential) lists, and the non-essential
+//! ones are only advanced to score a candidate, largest bound first, while it can still rank.
+use super::blockmax::BlockCursor;
+use super::query::Plan;
+use super::schema::FIELDS;
+use super::scoring::{Bm25, WHOLE_FORM_WEIGHT, idf};
+use super::segment::Segment;
+use super::view::{IndexView, SegView};
+use rustc_hash::FxHashMap;
+
+/// Most dictionary terms one prefix expands to, per segment (the most frequent ones).
+pub const MAX_PREFIX_EXPANSION: usize = 64;
+
+/// Idf of the query terms over the whole view (not one segment), each computed once.
+pub struct IdfCache<'v> {
+    view: &'v IndexView,
+    docs: u64,
+    known: FxHashMap<String, f32>,
+}
+
+impl<'v> IdfCache<'v> {
+    pub fn new(view: &'v IndexView) -> Self {
+        Self {
+            view,
+            docs: view.live_docs.max(1),
+            known: FxHashMap::default(),
+        }
+    }
+
+    pub fn of(&mut self, term: &str) -> f32 {
+        let (view, docs) = (self.view, self.docs);
+        *self
+            .known
+            .entry(term.to_owned())
+            .or_insert_with(|| idf(docs, view.df(term).max(1)))
+    }
+}
+
+/// A query term's cursor in one segment.
+struct TermCursor<'a> {
+    cursor: BlockCursor<'a>,
+    /// Position in the canonical summation order (plan order, then expansions by term), so a
+    /// document's score does not depend on how cursors were sorted or segments cut.
+    slot: usize,
+    /// weight × idf × (k1 + 1): the contribution is `scale * tfw / (tfw + norm)`.
+    scale: f32,
+    group: u16,
+    /// Upper bound of the contribution anywhere in this list.
+    ub: f32,
+}
+
+/// A candidate's score, the groups (clauses) and the fields it matched.
+#[derive(Debug, Clone, Copy)]
+pub struct Scored {
+    pub score: f32,
+    pub groups: u64,
+    pub fields: u8,
+}
+
+/// The query terms of one segment, ready for document-at-a-time scoring.
+pub struct SegmentScorer<'a> {
+    seg: &'a Segment,
+    /// By upper bound, ascending.
+    cursors: Vec<TermCursor<'a>>,
+    /// `pre[i]`: the sum of the upper bounds of `cursors[..=i]`.
+    pre: Vec<f32>,
+    /// `cursors[..essential]` are non-essential.
+    essential: usize,
+    /// Cursors of the excluded terms.
+    excluded: Vec<BlockCursor<'a>>,
+    /// The current candidate's contribution per slot.
+    contrib: Vec<f32>,
+    /// BM25 length normalisation: `k1 * (1 - b + b * len / avg) = norm0 + norm1 * len`.
+    norm0: f32,
+    norm1: f32,
+    field_weights: [f32; FIELDS],
+    /// Block-max impacts were computed with the segment's average length; this scales them to
+    /// the view's (never below 1, so bounds stay bounds).
+    adjust: f32,
+    /// Whether thresholds may skip documents here.
+    prune: bool,
+    /// Set once pruning skipped anything: the match count is then a lower bound.
+    pub pruned: bool,
+    /// Documents scored (for tracing).
+    pub candidates: u64,
+}
+
+impl<'a> SegmentScorer<'a> {
+    /// The scorer of `plan` over one segment; `None` when no query term occurs in it. `prune`
+    /// says whether thresholds may skip documents (the caller's policy).
+    pub fn new(
+        sv: &'a SegView,
+        plan: &Plan,
+        params: &Bm25,
+        idf: &mut IdfCache,
+        prune: bool,
+    ) -> Option<Self> {
+        let seg: &'a Segment = &sv.seg;
+        let avg = idf.view.avg_len();
+        let adjust = (avg / seg.blockmax().avg.max(f32::MIN_POSITIVE)).max(1.0);
+        let mut cursors = term_cursors(seg, plan, params, idf, adjust);
+        prefix_cursors(sv, plan, params, idf, adjust, &mut cursors);
+        if cursors.is_empty() {
+            return None;
+        }
+        cursors.sort_by(|a, b| a.ub.total_cmp(&b.ub));
+        let pre = cursors
+            .iter()
+            .scan(0.0, |s, c| {
+                *s += c.ub;
+                Some(*s)
+            })
+            .collect();
+        let excluded = plan
+            .excluded
+            .iter()
+            .filter_map(|t| seg.lookup(t))
+            .map(|l| BlockCursor::new(l, seg.blockmax().blocks(l.term_id)))
+            .collect();
+        Some(Self {
+            seg,
+            contrib: vec![0.0; cursors.len()],
+            cursors,
+            pre,
+            essential: 0,
+            excluded,
+            norm0: params.k1 * (1.0 - params.b),
+            norm1: params.k1 * params.b / avg,
+            field_weights: params.field_weights,
+            adjust,
+            prune,
+            pruned: false,
+            candidates: 0,
+        })
+    }
+
+    /// The next document to score, `None` when the segment is done. When pruning, lists whose
+    /// bounds cannot reach `theta` first become non-essential, and the last essential list
+    /// skips blocks that cannot.
+    #[inline]
+    pub fn next_candidate(&mut self, theta: f32) -> Option<u32> {
+        if self.prune {
+            while self.essential < self.cursors.len() && self.pre[self.essential] <= theta {
+                self.essential += 1;
+                self.pruned = true;
+            }
+            if self.essential == self.cursors.len() {
+                return None;
+            }
+            if self.essential + 1 == self.cursors.len() {
+                self.skip_blocks(theta);
+            }
+        }
+        let d = self.cursors[self.essential..]
+            .iter()
+            .map(|c| c.cursor.doc())
+            .min()
+            .unwrap_or(u32::MAX);
+        if d == u32::MAX {
+            return None;
+        }
+        self.candidates += 1;
+        Some(d)
+    }
+
+    /// With one essential list left: skips its blocks whose best impact, with everything the
+    /// other lists could add, cannot reach `theta`. (Inlined like the rest of the loop, so the
+    /// scorer's state can stay in registers.)
+    #[inline]
+    fn skip_blocks(&mut self, theta: f32) {
+        let rest = match self.essential {
+            0 => 0.0,
+            e => self.pre[e - 1],
+        };
+        let c = &mut self.cursors[self.essential];
+        while c.cursor.doc() != u32::MAX
+            && c.scale * c.cursor.block_max() * self.adjust + rest <= theta
+        {
+            c.cursor.skip_block();
+            self.pruned = true;
+        }
+    }
+
+    /// Scores candidate `d` (moving every cursor on it past it): the essential lists, then
+    /// the others, largest bound first, while the document can still beat `theta`. `None`
+    /// when it cannot.
+    #[inline]
+    pub fn score(&mut self, d: u32, theta: f32) -> Option<Scored> {
+        let norm = self.norm0 + self.norm1 * self.seg.len_of(d) as f32;
+        let mut acc = Scored {
+            score: 0.0,
+            groups: 0,
+            fields: 0,
+        };
+        for c in &mut self.contrib {
+            *c = 0.0;
+        }
+        let weights = &self.field_weights;
+        for c in self.cursors[self.essential..].iter_mut() {
+            if c.cursor.doc() == d {
+                take(c, norm, weights, &mut self.contrib, &mut acc);
+            }
+        }
+        for i in (0..self.essential).rev() {
+            if acc.score + self.pre[i] <= theta {
+                self.pruned = true;
+                return None;
+            }
+            let c = &mut self.cursors[i];
+            c.cursor.advance_to(d);
+            if c.cursor.doc() == d {
+                take(c, norm, weights, &mut self.contrib, &mut acc);
+            }
+        }
+        // the exact score, summed in canonical order
+        acc.score = self.contrib.iter().sum();
+        Some(acc)
+    }
+
+    /// Whether `d` holds an excluded term (`d` must not decrease between calls).
+    #[inline]
+    pub fn excluded(&mut self, d: u32) -> bool {
+        self.excluded.iter_mut().any(|x| {
+            x.advance_to(d);
+            x.doc() == d
+        })
+    }
+
+    /// Lists in play and how many became non-essential (for tracing).
+    pub fn shape(&self) -> (usize, usize) {
+        (self.cursors.len(), self.essential)
+    }
+}
+
+/// Adds the contribution of cursor `c`, which is on the document, and moves it past.
+#[inline]
+fn take(
+    c: &mut TermCursor,
+    norm: f32,
+    weights: &[f32; FIELDS],
+    contrib: &mut [f32],
+    acc: &mut Scored,
+) {
+    let tf = c.cursor.inner.tf;
+    let mut tfw = 0.0f32;
+    for (f, (&n, &w)) in tf.iter().zip(weights).enumerate() {
+        if n > 0 {
+            tfw += w * n as f32;
+            acc.fields |= 1 << f;
+        }
+    }
+    let part = c.scale * tfw / (tfw + norm);
+    contrib[c.slot] = part;
+    acc.score += part;
+    acc.groups |= 1u64 << c.group.min(63);
+    c.cursor.next();
+}
+
+/// Cursors of the plan's terms present in `seg`, in plan order.
+fn term_cursors<'a>(
+    seg: &'a Segment,
+    plan: &Plan,
+    params: &Bm25,
+    idf: &mut IdfCache,
+    adjust: f32,
+) -> Vec<TermCursor<'a>> {
+    let mut out = Vec::new();
+    for t in &plan.terms {
+        let Some(list) = seg.lookup(&t.text) else {
+            continue;
+        };
+        let weight = if t.whole {
+            t.weight * WHOLE_FORM_WEIGHT
+        } else {
+            t.weight
+        };
+        let cursor = BlockCursor::new(list, seg.blockmax().blocks(list.term_id));
+        let scale = weight * idf.of(&t.text) * (params.k1 + 1.0);
+        let ub = scale * cursor.list_max() * adjust;
+        out.push(TermCursor {
+            cursor,
+            slot: out.len(),
+            scale,
+            group: t.group,
+            ub,
+        });
+    }
+    out
+}
+
+/// Appends the cursors of the prefixes' expansions in `sv`: each prefix's most frequent
+/// [`MAX_PREFIX_EXPANSION`] terms, by term.
+fn prefix_cursors<'a>(
+    sv: &'a SegView,
+    plan: &Plan,
+    params: &Bm25,
+    idf: &mut IdfCache,
+    adjust: f32,
+    out: &mut Vec<TermCursor<'a>>,
+) {
+    let seg: &'a Segment = &sv.seg;
+    for (prefix, group) in &plan.prefixes {
+        let mut ids: Vec<u32> = seg.prefix_range(prefix).collect();
+        if ids.len() > MAX_PREFIX_EXPANSION {
+            ids.sort_by(|&a, &b| sv.df(b).cmp(&sv.df(a)).then(a.cmp(&b)));
+            ids.truncate(MAX_PREFIX_EXPANSION);
+            ids.sort_unstable();
+        }
+        for id in ids {
+            let scale = idf.of(seg.term_str(id)) * (params.k1 + 1.0);
+            // expansions prune like terms: a two-letter prefix expands to common words
+            let cursor = BlockCursor::new(seg.postings(id), seg.blockmax().blocks(id));
+            let ub = scale * cursor.list_max() * adjust;
+            out.push(TermCursor {
+                cursor,
+                slot: out.len(),
+                scale,
+                group: *group,
+                ub,
+            });
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! What the live index is doing (watching, polling, pending changes), for `index_status`.
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// How changes to the transcript directories are noticed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WatchMode {
+    /// The index is not live (one-shot commands), or the watcher has not started yet.
+    #[default]
+    Off,
+    /// File-system notifications.
+    Watch,
+    /// Periodic rescans.
+    Poll,
+}
+
+impl WatchMode {
+    /// The name `index_status` reports (empty when not live).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WatchMode::Off => "",
+            WatchMode::Watch => "watch",
+            WatchMode::Poll => "poll",
+        }
+    }
+}
+
+/// Live-index state shared between the indexer thread and the tools.
+#[derive(Debug, Default)]
+pub struct LiveStatus {
+    mode: Mutex<(WatchMode, Option<String>)>,
+    /// Changes seen but not yet applied.
+    pub pending: AtomicUsize,
+    /// File-system events received.
+    pub events: AtomicU64,
+    pub debounce_ms: AtomicU64,
+    pub max_staleness_ms: AtomicU64,
+    /// Directories that cannot be watched and are polled instead, each with the reason.
+    polled: Mutex<Vec<(std::path::PathBuf, String)>>,
+}
+
+impl LiveStatus {
+    /// Sets the mode; `error` (why watching is unavailable) is kept until replaced.
+    pub fn set_mode(&self, mode: WatchMode, error: Option<String>) {
+        let mut g = self.mode.lock().unwrap_or_else(|p| p.into_inner());
+        g.0 = mode;
+        if error.is_some() {
+            g.1 = error;
+        }
+    }
+
+    pub fn set_error(&self, error: String) {
+        self.mode.lock().unwrap_or_else(|p| p.into_inner()).1 = Some(error);
+    }
+
+    pub fn mode(&self) -> WatchMode {
+        self.mode.lock().unwrap_or_else(|p| p.into_inner()).0
+    }
+
+    pub fn watching(&self) -> bool {
+        self.mode() == WatchMode::Watch
+    }
+
+    pub fn error(&self) -> Option<String> {
+        self.mode
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .1
+            .clone()
+    }
+
+    /// Notes a directory polled instead of watched (once per path; the latest reason kept).
+    pub fn add_polled(&self, dir: std::path::PathBuf, reason: String) {
+        let mut g = self.polled.lock().unwrap_or_else(|p| p.into_inner());
+        match g.iter_mut().find(|(d, _)| *d == dir) {
+            Some(entry) => entry.1 = reason,
+            None => g.push((dir, reason)),
+        }
+    }
+
+    /// Directories polled instead of watched, with the reason.
+    pub fn polled(&self) -> Vec<(std::path::PathBuf, String)> {
+        self.polled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn pending(&self) -> usize {
+        self.pending.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mode_and_error_are_kept_apart() {
+        let s = LiveStatus::default();
+        assert_eq!(s.mode(), WatchMode::Off);
+        assert_eq!(s.mode().as_str(), "");
+        s.set_mode(WatchMode::Poll, Some("no inotify".into()));
+        s.set_mode(WatchMode::Watch, None);
+        assert!(s.watching());
+        assert_eq!(s.error().as_deref(), Some("no inotify"));
+    }
+}

@@ -1,0 +1,281 @@
+//! Secret redaction: every text that leaves the transcript layer (prompts, replies, tool-call
+//! inputs, titles, summaries) passes through [`redact`] first, so the index, the persistent
+//! cache and every tool output only ever hold `[REDACTED:<kind>]` where a secret was.
+//!
+//! One pass per text: an Aho–Corasick automaton over every rule's literal anchors finds which
+//! rules can match at all (usually none); only those rules' patterns then run. Matches are
+//! checked ([`rules::Check`]), overlapping ones merged, and the secrets replaced.
+//!
+//! `--no-redact` turns it off for the process ([`set_enabled`], once at start-up; unsafe: the
+//! secrets are then indexed, cached and returned as written). The rules' identity
+//! ([`key_bytes`]) is part of the persistent index's key, so changed rules rebuild it.
+mod checks;
+pub mod rules;
+
+use aho_corasick::AhoCorasick;
+use regex::Regex;
+use rules::RULES;
+use std::borrow::Cow;
+use std::sync::LazyLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use xxhash_rust::xxh3::Xxh3Default;
+
+/// Version of the rules' checks; bump it when a check in `checks.rs` changes what it accepts.
+/// Patterns and anchors enter [`fingerprint`] by themselves.
+pub const RULES_VERSION: u32 = 1;
+
+/// Environment variable holding one more pattern to redact (kind `extra`), for secrets of a
+/// shape no rule knows; it changes the fingerprint like any rule change.
+pub const EXTRA_ENV: &str = "CONVERSATION_SEARCH_REDACT_EXTRA";
+
+/// What a matched secret must also satisfy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Check {
+    /// Nothing more.
+    Any,
+    /// Exactly this many characters (a fixed-length token in an unbounded run).
+    Len(usize),
+    /// Not an obvious placeholder (`***`, `<your-key>`, `changeme`, `${VAR}`, …).
+    NotPlaceholder,
+    /// Holds a digit and a letter (random tokens do; long identifiers mostly do not).
+    DigitAndLetter,
+    /// Base64 of `user:password`.
+    Basic,
+    /// A bearer token: long, random-looking, not a placeholder.
+    Bearer,
+    /// The value of a `key = value` assignment of this family (see `checks::assignment`).
+    Assign(Family),
+}
+
+/// The key families of generic assignments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    Password,
+    Secret,
+    Token,
+    ApiKey,
+}
+
+/// One rule. `name` is the kind shown in `[REDACTED:<name>]`; two rules may share a kind.
+#[derive(Debug)]
+pub struct Rule {
+    pub name: &'static str,
+    pub anchors: &'static [&'static str],
+    pub pattern: &'static str,
+    pub check: Check,
+    pub examples: &'static [&'static str],
+    pub keep: &'static [&'static str],
+}
+
+static DISABLED: AtomicBool = AtomicBool::new(false);
+
+/// Turns redaction on or off for the whole process. Call once at start-up, before anything is
+/// read; off (`--no-redact`) means secrets are indexed, cached and returned as written.
+pub fn set_enabled(on: bool) {
+    DISABLED.store(!on, Ordering::Relaxed);
+}
+
+/// Whether redaction is on (it is unless [`set_enabled`] turned it off).
+pub fn enabled() -> bool {
+    !DISABLED.load(Ordering::Relaxed)
+}
+
+static STANDARD: LazyLock<Redactor> = LazyLock::new(Redactor::standard);
+
+/// `text` with every secret replaced by `[REDACTED:<kind>]` (borrowed when nothing was found
+/// or redaction is off).
+pub fn redact(text: &str) -> Cow<'_, str> {
+    if enabled() {
+        STANDARD.redact(text)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// Redacts `s` in place.
+pub fn redact_string(s: &mut String) {
+    if let Cow::Owned(r) = redact(s) {
+        *s = r;
+    }
+}
+
+/// Redacts an optional text in place.
+pub fn redact_opt(s: &mut Option<String>) {
+    if let Some(s) = s.as_mut() {
+        redact_string(s);
+    }
+}
+
+/// What identifies the redaction applied to stored text: on/off, [`RULES_VERSION`] and the
+/// rules' fingerprint. Part of the persistent index's key (and of any store's).
+pub fn key_bytes() -> Vec<u8> {
+    if enabled() {
+        format!("redact:v{RULES_VERSION}:{:016x}", STANDARD.fingerprint).into_bytes()
+    } else {
+        b"redact:off".to_vec()
+    }
+}
+
+/// The fingerprint of the rules in force (for messages and tests).
+pub fn fingerprint() -> u64 {
+    STANDARD.fingerprint
+}
+
+/// A rule ready to run.
+struct Compiled {
+    name: &'static str,
+    regex: Regex,
+    check: Check,
+}
+
+/// A compiled rule set with its anchor prefilter.
+pub struct Redactor {
+    rules: Vec<Compiled>,
+    gate: AhoCorasick,
+    /// Per gate pattern: the rule it belongs to and whether it must match case-exactly.
+    anchors: Vec<(usize, Option<&'static str>)>,
+    /// Rules without anchors (the extra pattern), as a bit set: checked on every text.
+    unanchored: u64,
+    fingerprint: u64,
+}
+
+impl Redactor {
+    /// The built-in rules plus the one from [`EXTRA_ENV`], if any.
+    pub fn standard() -> Self {
+        let extra = std::env::var(EXTRA_ENV).ok().filter(|p| !p.is_empty());
+        let extra = extra.and_then(|p| match Regex::new(&p) {
+            Ok(_) => Some(p),
+            Err(e) => {
+                tracing::warn!("ignoring {EXTRA_ENV}: not a valid pattern ({e})");
+                None
+            }
+        });
+        Self::new(RULES, extra.as_deref())
+    }
+
+    /// Compiles `rules` (and an `extra` pattern without anchors, checked on every text).
+    /// Panics on an invalid built-in pattern: the unit tests compile every rule.
+    pub fn new(rules: &'static [Rule], extra: Option<&str>) -> Self {
+        let mut h = Xxh3Default::new();
+        h.update(&RULES_VERSION.to_le_bytes());
+        let mut compiled = Vec::new();
+        let mut anchors = Vec::new();
+        let mut literals = Vec::new();
+        for (i, r) in rules.iter().enumerate() {
+            for part in [r.name, r.pattern].iter().chain(r.anchors) {
+                h.update(&(part.len() as u64).to_le_bytes());
+                h.update(part.as_bytes());
+            }
+            h.update(format!("{:?}", r.check).as_bytes());
+            for a in r.anchors {
+                let exact = a.bytes().any(|b| b.is_ascii_uppercase());
+                anchors.push((i, exact.then_some(*a)));
+                literals.push(a.to_ascii_lowercase());
+            }
+            compiled.push(Compiled {
+                name: r.name,
+                regex: Regex::new(r.pattern).unwrap_or_else(|e| panic!("rule {}: {e}", r.name)),
+                check: r.check,
+            });
+        }
+        if let Some(p) = extra.and_then(|p| Regex::new(p).ok().map(|re| (p, re))) {
+            h.update(b"extra");
+            h.update(p.0.as_bytes());
+            compiled.push(Compiled {
+                name: "extra",
+                regex: p.1,
+                check: Check::Any,
+            });
+        }
+        assert!(compiled.len() <= 64, "at most 64 rules (a u64 bit set)");
+        let unanchored = (0..compiled.len())
+            .filter(|&i| rules.get(i).is_none_or(|r| r.anchors.is_empty()))
+            .fold(0u64, |m, i| m | (1 << i));
+        let gate = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(&literals)
+            .expect("anchors are plain literals");
+        Redactor {
+            rules: compiled,
+            gate,
+            anchors,
+            unanchored,
+            fingerprint: h.digest(),
+        }
+    }
+
+    /// Which rules can match `text`, as a bit set: those with an anchor in it (one pass),
+    /// and any without anchors.
+    fn candidates(&self, text: &str) -> u64 {
+        let mut want = self.unanchored;
+        for m in self.gate.find_overlapping_iter(text) {
+            let (rule, exact) = self.anchors[m.pattern().as_usize()];
+            if exact.is_none_or(|a| text.as_bytes()[m.range()] == *a.as_bytes()) {
+                want |= 1 << rule;
+            }
+        }
+        want
+    }
+
+    /// The secrets in `text`: byte ranges with the index of the rule that names them, sorted
+    /// and merged (overlapping matches become one range named by the earliest rule).
+    pub fn find(&self, text: &str) -> Vec<(usize, usize, usize)> {
+        let mut found = Vec::new();
+        let want = self.candidates(text);
+        if want == 0 {
+            return Vec::new();
+        }
+        for (i, rule) in self.rules.iter().enumerate() {
+            if want & (1 << i) == 0 {
+                continue;
+            }
+            for caps in rule.regex.captures_iter(text) {
+                let Some(m) = caps.iter().skip(1).flatten().last().or_else(|| caps.get(0)) else {
+                    continue;
+                };
+                if !m.is_empty() && checks::passes(rule.check, &caps, m.as_str(), text) {
+                    found.push((m.start(), m.end(), i));
+                }
+            }
+        }
+        found.sort_unstable();
+        let mut merged: Vec<(usize, usize, usize)> = Vec::with_capacity(found.len());
+        for (s, e, i) in found {
+            match merged.last_mut() {
+                Some(last) if s < last.1 => {
+                    last.1 = last.1.max(e);
+                    last.2 = last.2.min(i);
+                }
+                _ => merged.push((s, e, i)),
+            }
+        }
+        merged
+    }
+
+    /// `text` with every secret replaced by `[REDACTED:<kind>]`.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let found = self.find(text);
+        if found.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (s, e, i) in found {
+            out.push_str(&text[at..s]);
+            out.push_str("[REDACTED:");
+            out.push_str(self.rules[i].name);
+            out.push(']');
+            at = e;
+        }
+        out.push_str(&text[at..]);
+        Cow::Owned(out)
+    }
+
+    /// The kind names of the compiled rules, in priority order (duplicates included).
+    pub fn kinds(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.rules.iter().map(|r| r.name)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,145 @@
+//! Unit tests of the redaction engine: every rule's examples and look-alikes, overlaps,
+//! the fingerprint, and the README table.
+use super::rules::RULES;
+use super::*;
+
+fn engine() -> &'static Redactor {
+    static E: LazyLock<Redactor> = LazyLock::new(|| Redactor::new(RULES, None));
+    &E
+}
+
+/// `«secret»` → (input without the marks, expected output with `[REDACTED:name]`).
+fn expand(example: &str, name: &str) -> (String, String) {
+    let (mut input, mut expected) = (String::new(), String::new());
+    let mut rest = example;
+    while let Some(open) = rest.find('«') {
+        let close = rest[open..].find('»').expect("unclosed «") + open;
+        input.push_str(&rest[..open]);
+        expected.push_str(&rest[..open]);
+        input.push_str(&rest[open + '«'.len_utf8()..close]);
+        expected.push_str(&format!("[REDACTED:{name}]"));
+        rest = &rest[close + '»'.len_utf8()..];
+    }
+    input.push_str(rest);
+    expected.push_str(rest);
+    (input, expected)
+}
+
+#[test]
+fn every_rule_redacts_its_examples_and_keeps_its_look_alikes() {
+    let mut failures = Vec::new();
+    for rule in RULES {
+        assert!(!rule.examples.is_empty(), "{} has no example", rule.name);
+        assert!(!rule.anchors.is_empty(), "{} has no anchor", rule.name);
+        for ex in rule.examples {
+            let (input, expected) = expand(ex, rule.name);
+            let got = engine().redact(&input);
+            if got != expected {
+                failures.push(format!(
+                    "{}:\n  in:   {input:?}\n  want: {expected:?}\n  got:  {got:?}",
+                    rule.name
+                ));
+            }
+        }
+        for keep in rule.keep {
+            let got = engine().redact(keep);
+            if got != *keep {
+                failures.push(format!(
+                    "{} look-alike changed:\n  in:  {keep:?}\n  got: {got:?}",
+                    rule.name
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn anchors_are_in_every_example() {
+    for rule in RULES {
+        for ex in rule.examples {
+            let (input, _) = expand(ex, rule.name);
+            let lower = input.to_ascii_lowercase();
+            let hit = rule.anchors.iter().any(|a| {
+                if a.bytes().any(|b| b.is_ascii_uppercase()) {
+                    input.contains(a)
+                } else {
+                    lower.contains(a)
+                }
+            });
+            assert!(hit, "{}: no anchor in {input:?}", rule.name);
+        }
+    }
+}
+
+#[test]
+fn plain_text_is_borrowed() {
+    let text = "cargo test --lib; the index uses BM25 with k1 = 1.2, see src/index/scoring.rs";
+    assert!(matches!(engine().redact(text), Cow::Borrowed(_)));
+}
+
+#[test]
+fn overlapping_matches_become_one_named_by_the_specific_rule() {
+    let key = format!("ghp_{}", "k9Tz2mr7SZiAMfQyuvBjMqQfNXo8Lw3dHe5P");
+    let text = format!("GITHUB_TOKEN={key} and token: \"{key}\"");
+    assert_eq!(
+        engine().redact(&text),
+        "GITHUB_TOKEN=[REDACTED:github_token] and token: \"[REDACTED:github_token]\""
+    );
+}
+
+#[test]
+fn several_secrets_in_one_text() {
+    let a = format!("AKIA{}", "Z3Q7MXKD2WPLN4RT");
+    let s = format!("{}{}", "k9Tz2mr7SZiAMfQyuvBjM", "/qQfN+Xo8Lw3dHe5Ps1");
+    let text = format!("[default]\naws_access_key_id = {a}\naws_secret_access_key = {s}\n");
+    assert_eq!(
+        engine().redact(&text),
+        "[default]\naws_access_key_id = [REDACTED:aws_access_key_id]\naws_secret_access_key = [REDACTED:aws_secret_key]\n"
+    );
+}
+
+#[test]
+fn the_extra_pattern_redacts_and_changes_the_fingerprint() {
+    let with = Redactor::new(RULES, Some(r"zz-[0-9]{6}"));
+    assert_eq!(with.redact("id zz-123456 ok"), "id [REDACTED:extra] ok");
+    assert_ne!(with.fingerprint, engine().fingerprint);
+    assert_eq!(
+        Redactor::new(RULES, None).fingerprint,
+        engine().fingerprint,
+        "the fingerprint is stable"
+    );
+}
+
+#[test]
+fn redaction_is_idempotent() {
+    for rule in RULES {
+        for ex in rule.examples {
+            let (input, _) = expand(ex, rule.name);
+            let once = engine().redact(&input).into_owned();
+            assert_eq!(engine().redact(&once), once, "{}", rule.name);
+        }
+    }
+}
+
+#[test]
+fn readme_lists_every_rule() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let mut missing: Vec<&str> = RULES
+        .iter()
+        .map(|r| r.name)
+        .filter(|n| !readme.contains(&format!("| `{n}` |")))
+        .collect();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "README's redaction table misses {missing:?}"
+    );
+}
+
+#[test]
+fn key_bytes_name_the_version() {
+    let k = String::from_utf8(key_bytes()).expect("ascii");
+    assert!(k.starts_with(&format!("redact:v{RULES_VERSION}:")), "{k}");
+}

@@ -1,0 +1,118 @@
+//! "Where we left off": the `context` command (Markdown sections, the SessionStart hook JSON,
+//! --max-chars never exceeded) and the `recent_context` tool (scope, sessions, max_chars).
+
+use crate::common::mcp::McpClient;
+use crate::common::project::{IN_ROOT, MINE, NESTED, OTHERS, ProjectTree, WORKTREE, project_tree};
+use crate::common::run_cli;
+use serde_json::{Value, json};
+
+fn context(tree: &ProjectTree, extra: &[&str]) -> String {
+    let root = tree.root_str();
+    let mut args = vec![
+        "--projects-dir",
+        tree.projects_str(),
+        "--no-cache",
+        "--project-root",
+        root.as_str(),
+        "context",
+    ];
+    args.extend_from_slice(extra);
+    let out = run_cli(&args, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn markdown_has_one_section_per_recent_session_of_this_project() {
+    let tree = project_tree();
+    let md = context(&tree, &[]);
+    assert!(md.starts_with("# Recent sessions in `"), "{md}");
+    let sections: Vec<&str> = md.split("\n## ").skip(1).collect();
+    assert_eq!(sections.len(), 3, "{md}");
+    // newest first: IN_ROOT, NESTED, WORKTREE
+    for (section, id) in sections.iter().zip([IN_ROOT, NESTED, WORKTREE]) {
+        assert!(section.contains(id), "{id} missing from {section}");
+        assert!(section.contains(" turns"), "{section}");
+        assert!(section.contains("src/lib.rs"), "{section}");
+        assert!(
+            section.contains(&format!(
+                "last prompt (turn 2): last prompt of {}",
+                &id[..8]
+            )),
+            "{section}"
+        );
+        assert!(
+            section.contains("last reply began: The last reply starts here"),
+            "{section}"
+        );
+    }
+    for id in OTHERS {
+        assert!(!md.contains(id), "{id} is another project's");
+    }
+    let md = context(&tree, &["--sessions", "10"]);
+    assert_eq!(md.matches("\n## ").count(), MINE.len(), "{md}");
+}
+
+#[test]
+fn max_chars_is_never_exceeded() {
+    let tree = project_tree();
+    for max in ["500", "700", "1000", "2000"] {
+        let md = context(&tree, &["--sessions", "20", "--max-chars", max]);
+        let n: usize = max.parse().unwrap();
+        assert!(
+            md.trim_end().chars().count() <= n,
+            "{max}: {} chars\n{md}",
+            md.len()
+        );
+        assert!(md.contains("\n## "), "{md}");
+    }
+}
+
+#[test]
+fn the_claude_hook_format_is_the_session_start_json() {
+    let tree = project_tree();
+    let out = context(&tree, &["--format", "claude-hook", "--max-chars", "800"]);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let hook = &v["hookSpecificOutput"];
+    assert_eq!(hook["hookEventName"], "SessionStart");
+    let text = hook["additionalContext"].as_str().unwrap();
+    assert!(
+        text.contains(IN_ROOT) && text.chars().count() <= 800,
+        "{text}"
+    );
+}
+
+#[test]
+fn recent_context_tool_respects_scope_sessions_and_budget() {
+    let tree = project_tree();
+    let root = tree.root_str();
+    let c = McpClient::indexed(
+        tree.projects.path(),
+        &["--project-root", root.as_str(), "--no-cache"],
+    );
+    let r = c.ok("recent_context", json!({}));
+    assert_eq!(r["session_ids"], json!([IN_ROOT, NESTED, WORKTREE]), "{r}");
+    assert!(r.to_string().len() <= 2000, "{r}");
+    let r = c.ok("recent_context", json!({"scope": "all", "sessions": 20}));
+    assert_eq!(r["session_ids"].as_array().unwrap().len(), 6, "{r}");
+    for max in [500, 900, 1500] {
+        let r = c.ok(
+            "recent_context",
+            json!({"scope": "all", "sessions": 20, "max_chars": max}),
+        );
+        assert!(r.to_string().chars().count() <= max, "{max}: {r}");
+        assert_eq!(r["truncated"], true, "{r}");
+    }
+    let e = c.err("recent_context", json!({"sessions": 0}));
+    assert!(
+        e.text.contains("`sessions` must be between 1 and 20"),
+        "{}",
+        e.text
+    );
+    let e = c.err("recent_context", json!({"scope": "everything"}));
+    assert!(e.text.contains("`scope`"), "{}", e.text);
+}

@@ -1,0 +1,211 @@
+//! search_conversations query syntax: plain keywords (any may match), `"exact phrase"` (words
+//! contiguous and in order), `-excluded` words and `-"phrases"`, `prefix*`, and malformed
+//! syntax degrading to keywords (an unclosed quote) or to "nothing to search for" with a note,
+//! never to an error.
+
+use crate::common::fixture::ProjectsDir;
+use crate::common::mcp::hit_keys;
+use crate::common::search::{results, strings};
+use crate::common::{Served, serve, serve_prompts};
+use serde_json::{Value, json};
+
+/// One session `s1`, one turn per prompt (each answered with "ok"), turn numbers from 0.
+fn prompts(list: &[&str]) -> Served {
+    serve_prompts("-home-u-work-syntax", list)
+}
+
+/// Sorted turn numbers of every result (limit 100).
+fn turns(s: &Served, query: &str) -> Vec<u64> {
+    let r = s.search_with(json!({"query": query, "limit": 100}));
+    let mut t: Vec<u64> = hit_keys(&r).into_iter().map(|(_, n)| n).collect();
+    t.sort_unstable();
+    assert_eq!(
+        r["total"].as_u64(),
+        Some(t.len() as u64),
+        "total must count the matches: {r}"
+    );
+    t
+}
+
+const WATCHDOG: &[&str] = &[
+    "the watchdog reindex step runs after the debounce", // 0: contiguous
+    "watchdog then much later a reindex happens",        // 1: words apart
+    "reindex watchdog in the reverse order",             // 2: reversed
+    "only the watchdog here",                            // 3: one word
+    "Watchdog, REINDEX! with punctuation and other case", // 4: contiguous modulo case/punct
+    "the watchdog reindex is flaky test material",       // 5: contiguous + flaky test
+    "watchdog reindex with flaky and unrelated test words", // 6: contiguous + flaky…test apart
+];
+
+#[test]
+fn plain_keywords_match_turns_holding_any_of_them() {
+    let s = prompts(WATCHDOG);
+    assert_eq!(turns(&s, "reindex"), [0, 1, 2, 4, 5, 6]);
+    assert_eq!(
+        turns(&s, "watchdog nosuchwordanywhere"),
+        [0, 1, 2, 3, 4, 5, 6]
+    );
+    let r = s.search_with(json!({"query": "watchdog reindex", "limit": 100}));
+    let top = &results(&r)[0];
+    assert_ne!(
+        top["turn_number"], 3,
+        "a turn holding both keywords outranks one holding only one: {r}"
+    );
+}
+
+#[test]
+fn a_phrase_matches_only_contiguous_words_in_order() {
+    let s = prompts(WATCHDOG);
+    assert_eq!(turns(&s, r#""watchdog reindex""#), [0, 4, 5, 6]);
+    assert_eq!(turns(&s, r#""reindex watchdog""#), [2]);
+    assert_eq!(turns(&s, r#""watchdog then much later""#), [1]);
+    assert_eq!(
+        turns(&s, r#""reindex happens watchdog""#),
+        Vec::<u64>::new()
+    );
+}
+
+#[test]
+fn a_phrase_is_required_when_combined_with_keywords() {
+    let s = prompts(WATCHDOG);
+    // `debounce` alone is in turn 0 only; `only` alone in turn 3; the phrase gates both.
+    assert_eq!(turns(&s, r#""watchdog reindex" only"#), [0, 4, 5, 6]);
+    assert_eq!(turns(&s, r#"debounce "reverse order""#), [2]);
+    let r = s.search_with(json!({"query": r#""watchdog reindex" debounce"#}));
+    assert_eq!(
+        results(&r)[0]["turn_number"],
+        0,
+        "the keyword still ranks among phrase matches: {r}"
+    );
+}
+
+#[test]
+fn an_excluded_word_removes_every_turn_containing_it() {
+    let s = prompts(WATCHDOG);
+    assert_eq!(turns(&s, "watchdog -flaky"), [0, 1, 2, 3, 4]);
+    assert_eq!(turns(&s, "watchdog -FLAKY -reverse"), [0, 1, 3, 4]);
+    assert_eq!(turns(&s, r#""watchdog reindex" -punctuation"#), [0, 5, 6]);
+}
+
+#[test]
+fn an_excluded_phrase_removes_only_turns_with_the_contiguous_phrase() {
+    let s = prompts(WATCHDOG);
+    // turn 5 has "flaky test"; turn 6 has both words apart and stays
+    assert_eq!(turns(&s, r#"watchdog -"flaky test""#), [0, 1, 2, 3, 4, 6]);
+    assert_eq!(turns(&s, r#"watchdog -"FLAKY, test""#), [0, 1, 2, 3, 4, 6]);
+}
+
+#[test]
+fn a_prefix_matches_words_and_identifier_parts_starting_so() {
+    let s = prompts(&[
+        "the debounce window",               // 0
+        "a debouncer thread",                // 1
+        "debouncing twice",                  // 2
+        "we bounce the event",               // 3: does not start with debounc
+        "uses notify_debouncer_full for it", // 4: identifier part
+        "DEBOUNCED in capitals",             // 5
+    ]);
+    assert_eq!(turns(&s, "debounc*"), [0, 1, 2, 4, 5]);
+    assert_eq!(turns(&s, "debounc* -twice"), [0, 1, 4, 5]);
+    assert_eq!(turns(&s, "notify_deb*"), [4]);
+    let r = s.search_with(json!({"query": "debounc*", "limit": 100}));
+    assert!(!results(&r).is_empty(), "no hits to check: {r}");
+    for hit in results(&r) {
+        assert_eq!(strings(&hit["matched_terms"]), ["debounc*"], "{hit}");
+    }
+}
+
+#[test]
+fn an_unclosed_quote_degrades_to_keywords() {
+    let s = prompts(WATCHDOG);
+    for q in [
+        r#""watchdog reindex"#,
+        r#"watchdog "reindex"#,
+        r#"reindex watchdog""#,
+    ] {
+        let r = s.call_tool("search_conversations", json!({"query": q, "limit": 100}));
+        assert!(!r.is_error, "{q:?} must not be an error: {}", r.text);
+        let mut t: Vec<u64> = hit_keys(&r.json).into_iter().map(|(_, n)| n).collect();
+        t.sort_unstable();
+        assert_eq!(
+            t,
+            [0, 1, 2, 3, 4, 5, 6],
+            "{q:?} searches its words: {}",
+            r.text
+        );
+    }
+}
+
+#[test]
+fn a_query_of_only_exclusions_gives_no_results_and_a_note() {
+    let s = prompts(WATCHDOG);
+    for q in [
+        "-watchdog",
+        r#"-"watchdog reindex""#,
+        "-watchdog -reindex",
+        r#"""#,
+        "*",
+    ] {
+        let r = s.call_tool("search_conversations", json!({"query": q}));
+        assert!(!r.is_error, "{q:?} must not be an error: {}", r.text);
+        assert_eq!(r.json["results"], json!([]), "{q:?}: {}", r.text);
+        assert_eq!(r.json["total"], 0, "{q:?}: {}", r.text);
+        let note = r.json["note"].as_str().unwrap_or("");
+        assert!(
+            !note.is_empty(),
+            "{q:?}: the reply must say why nothing was searched: {}",
+            r.text
+        );
+    }
+}
+
+#[test]
+fn a_double_dash_flag_is_a_keyword_not_an_exclusion() {
+    let s = prompts(&[
+        "run it with --max-staleness-ms 500",
+        "max staleness is measured in ms",
+        "nothing relevant",
+    ]);
+    let r = s.search_with(json!({"query": "--max-staleness-ms", "limit": 100}));
+    assert_eq!(results(&r)[0]["turn_number"], 0, "{r}");
+    assert!(
+        hit_keys(&r).iter().all(|(_, n)| *n != 2),
+        "a flag does not exclude anything: {r}"
+    );
+}
+
+#[test]
+fn operators_combine_in_one_query() {
+    let s = prompts(WATCHDOG);
+    let r = s.search_with(
+        json!({"query": r#""watchdog reindex" reind* -flaky -"other case""#,
+                                 "limit": 100}),
+    );
+    let t: Vec<u64> = hit_keys(&r).into_iter().map(|(_, n)| n).collect();
+    assert_eq!(t, [0], "{r}");
+    let terms = strings(&results(&r)[0]["matched_terms"]);
+    assert!(
+        terms.contains(&"\"watchdog reindex\"".to_string())
+            && terms.contains(&"reind*".to_string()),
+        "matched_terms names the phrase and the prefix as written: {terms:?}"
+    );
+    let r: Value = s.search_with(json!({"query": "watchdog -watchdog"}));
+    assert_eq!(
+        r["total"], 0,
+        "excluding the only keyword leaves nothing: {r}"
+    );
+}
+
+#[test]
+fn a_phrase_does_not_span_the_prompt_and_the_reply() {
+    let dir = ProjectsDir::new();
+    let mut w = dir.project("-home-u-work-syntax").session("s1");
+    w.exchange("please restart the watchdog", "reindex finished fine");
+    w.exchange("the watchdog reindex ran", "ok");
+    let s = serve(dir);
+    assert_eq!(
+        turns(&s, r#""watchdog reindex""#),
+        [1],
+        "the prompt's last word and the reply's first are not one phrase"
+    );
+}
