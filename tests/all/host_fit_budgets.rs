@@ -314,3 +314,46 @@ fn no_reply_exceeds_max_chars_at_any_budget() {
         budget = budget * 7 / 4 + 13;
     }
 }
+
+#[test]
+fn every_tool_call_of_a_turn_is_reachable_with_tool_offset_at_every_budget() {
+    let c = corpus();
+    for &max in BUDGETS {
+        let first = ok_within(
+            &c.s,
+            "read_turn",
+            json!({"session_id": BIG, "turn_number": 0, "max_chars": max}),
+            max as usize,
+        );
+        let mut calls: Vec<Value> = first["tools_used"].as_array().unwrap().clone();
+        let mut next = first["next_tool_offset"].as_u64();
+        assert_eq!(
+            next.is_some(),
+            calls.len() < 60,
+            "max_chars={max}: next_tool_offset iff calls were left out: {first}"
+        );
+        let mut pages = 0;
+        while let Some(from) = next {
+            assert_eq!(
+                from as usize,
+                calls.len(),
+                "max_chars={max}: pages follow on"
+            );
+            let args =
+                json!({"session_id": BIG, "turn_number": 0, "max_chars": max, "tool_offset": from});
+            let r = ok_within(&c.s, "read_turn", args.clone(), max as usize);
+            let got = r["tools_used"].as_array().unwrap();
+            assert!(!got.is_empty(), "{args}: no tool call: {r}");
+            assert_eq!(r["user_text"], "", "{args}: a tool page has no text");
+            calls.extend(got.iter().cloned());
+            next = r["next_tool_offset"].as_u64();
+            pages += 1;
+            assert!(pages <= 60, "max_chars={max}: tool paging does not end");
+        }
+        assert_eq!(calls.len(), 60, "max_chars={max}");
+        for (i, call) in calls.iter().enumerate() {
+            let want = if i % 2 == 0 { "Read" } else { "Bash" };
+            assert_eq!(call["tool"], want, "max_chars={max}: call {i}: {call}");
+        }
+    }
+}

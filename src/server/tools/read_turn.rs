@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 pub const DESCRIPTION: &str = "Read one turn of a past conversation in full: the prompt, the \
 reply and the tools used (file, command, pattern...; no tool output or thinking). Use session_id \
 and turn_number from search_conversations. A turn longer than max_chars keeps the head and tail \
-of prompt and reply around a marked cut; pass next_offset back as char_offset to read on.";
+of prompt and reply around a marked cut; pass next_offset back as char_offset to read on, and \
+next_tool_offset as tool_offset for tool calls left out.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -29,6 +30,10 @@ pub struct ReadTurnParams {
     /// Read on from this character of prompt+reply (next_offset of a shortened answer).
     #[serde(default)]
     pub char_offset: Option<i64>,
+    /// Only the tool calls from this one on, without the text (next_tool_offset of an answer
+    /// that left calls out).
+    #[serde(default)]
+    pub tool_offset: Option<i64>,
 }
 
 /// A tool call, compactly.
@@ -130,6 +135,9 @@ pub struct TurnOut {
     /// Pass as char_offset to read_turn to read on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
+    /// Pass as tool_offset to read_turn for the tool calls left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_tool_offset: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -137,10 +145,16 @@ pub struct TurnOut {
 /// Fewest characters of text a shortened turn shows.
 const MIN_TEXT: usize = 24;
 
-/// The note of a turn: tool calls left out, and where to read on.
-fn turn_note(tools_left: usize, tools_all: usize, w: &budget::Windowed) -> Option<String> {
-    let tools = (tools_left > 0)
-        .then(|| format!("{tools_left} of {tools_all} tool calls left out to fit max_chars"));
+/// The note of a turn: tool calls left out (the first at `next_tool`), and where to read on.
+fn turn_note(
+    tools_left: usize,
+    tools_all: usize,
+    next_tool: usize,
+    w: &budget::Windowed,
+) -> Option<String> {
+    let tools = (tools_left > 0).then(|| {
+        format!("{tools_left} of {tools_all} tool calls left out; read them with tool_offset={next_tool}")
+    });
     let text = w.truncated.then(|| match w.next_offset {
         Some(n) => format!("text shortened; read on with char_offset={n}"),
         None => "text shortened".to_owned(),
@@ -178,9 +192,10 @@ impl TurnOut {
             truncated: true,
             total_chars: total,
             next_offset: Some(total),
+            next_tool_offset: Some(all.len()),
             // the longest note it may get
             note: Some(format!(
-                "{0} of {0} tool calls left out to fit max_chars; text shortened; read on with char_offset={total}",
+                "{0} of {0} tool calls left out; read them with tool_offset={0}; text shortened; read on with char_offset={total}",
                 all.len()
             )),
         };
@@ -213,10 +228,11 @@ impl TurnOut {
             out.total_chars = w.total_chars;
             out.next_offset = w.next_offset;
             out.truncated = w.truncated || kept < all.len();
+            out.next_tool_offset = (kept < all.len()).then_some(kept);
             out.note = if quiet {
                 None
             } else {
-                turn_note(all.len() - kept, all.len(), &w)
+                turn_note(all.len() - kept, all.len(), kept, &w)
             };
             let mut texts = w.fields.into_iter();
             out.user_text = texts.next().unwrap_or_default();
@@ -227,6 +243,80 @@ impl TurnOut {
             }
             room = room.saturating_sub(len - max_chars).max(6);
         }
+    }
+}
+
+impl TurnOut {
+    /// The turn's tool calls from `from` on, as many as fit in `max_chars` (at least one,
+    /// shortened if need be), without the text: how calls left out of a turn are read.
+    pub fn tool_page(conv: &Conversation, turn: &Turn, max_chars: usize, from: usize) -> Self {
+        let calls: Vec<ToolUsed> = turn.tools.iter().map(ToolUsed::from_call).collect();
+        let from = from.min(calls.len());
+        let total = turn.user_text.chars().count() + turn.assistant_text.chars().count();
+        let mut out = TurnOut {
+            session_id: conv.id.clone(),
+            turn_number: turn.number,
+            timestamp: None,
+            user_text: String::new(),
+            assistant_text: String::new(),
+            tools_used: Vec::new(),
+            attachments: Vec::new(),
+            truncated: true,
+            total_chars: total,
+            next_offset: Some(0),
+            next_tool_offset: Some(calls.len()),
+            // the longest note it may get
+            note: Some(format!(
+                "tool calls {0}-{0} of {0}; text left out (char_offset=0 reads it)",
+                calls.len()
+            )),
+        };
+        let room = max_chars.saturating_sub(json_len(&out));
+        let mut used = 0;
+        for t in &calls[from..] {
+            used += json_len(t) + 1;
+            if used > room && !out.tools_used.is_empty() {
+                break;
+            }
+            out.tools_used.push(t.clone());
+        }
+        // one call too long for the budget: its strings shortened until it fits
+        for width in [80, 40, 12, 0] {
+            if json_len(&out) <= max_chars {
+                break;
+            }
+            if let Some(t) = out.tools_used.first_mut() {
+                t.tool = budget::clip(&t.tool, width.max(12));
+                for f in [
+                    &mut t.file,
+                    &mut t.command,
+                    &mut t.pattern,
+                    &mut t.agent_type,
+                    &mut t.description,
+                    &mut t.query,
+                    &mut t.url,
+                    &mut t.action,
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    *f = budget::clip(f, width);
+                }
+            }
+        }
+        let end = from + out.tools_used.len();
+        out.next_tool_offset = (end < calls.len()).then_some(end);
+        out.next_offset = (total > 0).then_some(0);
+        out.note = Some(if out.tools_used.is_empty() {
+            format!("no tool calls from {from} on ({} in all)", calls.len())
+        } else {
+            format!(
+                "tool calls {}-{end} of {}; text left out (char_offset=0 reads it)",
+                from + 1,
+                calls.len()
+            )
+        });
+        out
     }
 }
 
@@ -274,7 +364,13 @@ pub fn run(snap: &Snapshot, p: ReadTurnParams) -> Result<TurnOut, ToolError> {
             )));
         }
     };
-    Ok(TurnOut::new(conv, &turn, max_chars, char_offset))
+    match p.tool_offset {
+        None => Ok(TurnOut::new(conv, &turn, max_chars, char_offset)),
+        Some(o) if o >= 0 => Ok(TurnOut::tool_page(conv, &turn, max_chars, o as usize)),
+        Some(o) => Err(ToolError::new(format!(
+            "`tool_offset` must be 0 or more (got {o})."
+        ))),
+    }
 }
 
 pub const DEF: ToolDef = ToolDef {
