@@ -228,6 +228,10 @@ pub struct ServeArgs {
     /// Glob matched against project directory names [default: *]
     #[arg(value_name = "PATTERN")]
     pub pattern: Option<String>,
+    /// Time budget of one query: a search still running then returns what it found, marked
+    /// partial (milliseconds; 0 stops every search at its first check)
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    pub query_timeout_ms: u64,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -393,14 +397,14 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
             live::run(writer, writer_status, cfg, cache, (tx, rx));
         })
         .context("cannot start the indexer thread")?;
-    // One thread: requests are answered in well under a millisecond, and keeping the
-    // transport and the tools on one thread avoids a cross-thread hand-off per request.
-    // Waiting for the first build and reading transcripts run on the blocking pool.
+    // One runtime thread for the transport and the protocol; tool calls run on the blocking
+    // pool (bounded by the server), so nothing waits behind a heavy query.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let served = runtime.block_on(crate::server::serve_stdio(shared, status));
+    let timeout = Duration::from_millis(args.query_timeout_ms);
+    let served = runtime.block_on(crate::server::serve_stdio(shared, status, timeout));
     // the client is gone: let the indexer save what changed since its last cache write
     stopper.stop(STOP_TIMEOUT);
     served?;

@@ -3,6 +3,7 @@
 mod archive;
 mod archive_sync;
 pub mod browse;
+mod build;
 pub mod catalog;
 pub mod digest;
 pub mod dups;
@@ -13,6 +14,7 @@ mod merge;
 mod persist;
 pub mod project;
 pub mod query;
+mod request;
 mod update;
 pub mod writer;
 
@@ -22,7 +24,7 @@ use crate::transcript::Adapter;
 use crate::util::glob::Glob;
 use catalog::Catalog;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
 
@@ -136,6 +138,9 @@ pub struct Snapshot {
     /// The project the server works for; fixed at start (the first snapshot's is carried over
     /// to every published one).
     pub project: Arc<project::Project>,
+    /// How far the first build is, read as of now (shared with [`Shared`] and carried over to
+    /// every published snapshot, like the project).
+    pub progress: Arc<BuildProgress>,
 }
 
 /// How far the first full build has got (for a progress bar); totals are set once the files
@@ -149,6 +154,43 @@ pub struct BuildProgress {
     pub turns_done: AtomicU64,
 }
 
+/// A reading of [`BuildProgress`], for `index_status` and every answer given before the first
+/// build completes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub files_done: u64,
+    pub files_total: u64,
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+}
+
+impl BuildProgress {
+    /// The build found `files` files holding `bytes` bytes.
+    pub fn start(&self, files: u64, bytes: u64) {
+        self.files_total.store(files, Ordering::Relaxed);
+        self.bytes_total.store(bytes, Ordering::Relaxed);
+    }
+
+    /// One more file was read: `bytes` of it, holding `turns` turns.
+    pub fn file_done(&self, bytes: u64, turns: u64) {
+        self.files_done.fetch_add(1, Ordering::Relaxed);
+        self.bytes_done.fetch_add(bytes, Ordering::Relaxed);
+        self.turns_done.fetch_add(turns, Ordering::Relaxed);
+    }
+
+    pub fn get(&self) -> Progress {
+        let files_total = self.files_total.load(Ordering::Relaxed);
+        let bytes_total = self.bytes_total.load(Ordering::Relaxed);
+        Progress {
+            files_done: self.files_done.load(Ordering::Relaxed).min(files_total),
+            files_total,
+            // a file may have grown since it was measured
+            bytes_done: self.bytes_done.load(Ordering::Relaxed).min(bytes_total),
+            bytes_total,
+        }
+    }
+}
+
 /// The current snapshot, swapped atomically by the writer; readers never wait for an update
 /// longer than it takes to clone an `Arc`.
 pub struct Shared {
@@ -160,18 +202,19 @@ pub struct Shared {
     /// The durable store as this server sees it (read as of now).
     store: Mutex<crate::store::StoreReport>,
     /// Progress of the first full build.
-    pub progress: BuildProgress,
+    pub progress: Arc<BuildProgress>,
 }
 
 impl Shared {
     pub fn new(initial: Snapshot) -> Arc<Self> {
+        let progress = Arc::clone(&initial.progress);
         Arc::new(Self {
             current: RwLock::new(Arc::new(initial)),
             complete: Mutex::new(false),
             complete_cv: Condvar::new(),
             cache: Mutex::new(CacheReport::default()),
             store: Mutex::new(crate::store::StoreReport::default()),
-            progress: BuildProgress::default(),
+            progress,
         })
     }
 
@@ -204,6 +247,7 @@ impl Shared {
         let complete = snap.complete;
         let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
         snap.project = Arc::clone(&current.project);
+        snap.progress = Arc::clone(&current.progress);
         *current = Arc::new(snap);
         drop(current);
         if complete {
