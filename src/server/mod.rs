@@ -1,5 +1,6 @@
 //! The MCP server: one file per tool under [`tools`], each a thin shell over the corpus. Tool
 //! work runs on the blocking pool, so a panic becomes an error result instead of a hung client.
+pub mod http;
 mod stdio;
 pub mod tools;
 
