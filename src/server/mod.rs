@@ -230,6 +230,38 @@ impl ServerHandler for ConversationServer {
                  empty index from no match.",
             )
     }
+
+    // Neither prompts nor resources are declared, so their lists are unknown methods (rmcp's
+    // defaults would answer empty lists, which reads as support without the capability).
+    async fn list_prompts(
+        &self,
+        _: Option<rmcp::model::PaginatedRequestParams>,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, rmcp::ErrorData> {
+        Err(rmcp::ErrorData::method_not_found::<
+            rmcp::model::ListPromptsRequestMethod,
+        >())
+    }
+
+    async fn list_resources(
+        &self,
+        _: Option<rmcp::model::PaginatedRequestParams>,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, rmcp::ErrorData> {
+        Err(rmcp::ErrorData::method_not_found::<
+            rmcp::model::ListResourcesRequestMethod,
+        >())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<rmcp::model::PaginatedRequestParams>,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, rmcp::ErrorData> {
+        Err(rmcp::ErrorData::method_not_found::<
+            rmcp::model::ListResourceTemplatesRequestMethod,
+        >())
+    }
 }
 
 /// Serves MCP over stdin/stdout until the client disconnects.
