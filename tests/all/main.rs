@@ -41,6 +41,7 @@ mod format_opencode;
 mod format_opencode_live;
 mod format_qwen;
 mod harness;
+mod http;
 mod live_chunks;
 mod live_concurrency;
 mod live_debounce;
