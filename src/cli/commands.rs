@@ -58,6 +58,7 @@ pub fn show(global: &GlobalArgs, snap: &Snapshot, args: ShowArgs) -> anyhow::Res
                 turn_number: turn,
                 max_chars: Some(args.max_chars),
                 char_offset: None,
+                tool_offset: None,
             };
             output::emit(tools::read_turn::run(snap, params), mode, human::turn)
         }

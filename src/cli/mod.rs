@@ -224,6 +224,10 @@ pub struct ServeArgs {
     /// With --http: every request must send `Authorization: Bearer <the token in FILE>`
     #[arg(long, value_name = "FILE", requires = "http")]
     pub token_file: Option<PathBuf>,
+    /// Time budget of one query: a search still running then returns what it found, marked
+    /// partial (milliseconds; 0 stops every search at its first check)
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    pub query_timeout_ms: u64,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -389,17 +393,17 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
             live::run(writer, writer_status, cfg, cache, (tx, rx));
         })
         .context("cannot start the indexer thread")?;
+    let timeout = Duration::from_millis(args.query_timeout_ms);
     if let Some(listener) = listener {
-        return serve_http(shared, status, listener, &stopper);
+        return serve_http(shared, status, timeout, listener, &stopper);
     }
-    // One thread: requests are answered in well under a millisecond, and keeping the
-    // transport and the tools on one thread avoids a cross-thread hand-off per request.
-    // Waiting for the first build and reading transcripts run on the blocking pool.
+    // One runtime thread for the transport and the protocol; tool calls run on the blocking
+    // pool (bounded by the server), so nothing waits behind a heavy query.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let served = runtime.block_on(crate::server::serve_stdio(shared, status));
+    let served = runtime.block_on(crate::server::serve_stdio(shared, status, timeout));
     // the client is gone: let the indexer save what changed since its last cache write
     stopper.stop(STOP_TIMEOUT);
     served?;
@@ -411,6 +415,7 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
 fn serve_http(
     shared: Arc<Shared>,
     status: Arc<live::LiveStatus>,
+    query_timeout: Duration,
     listener: crate::server::http::Listener,
     stopper: &live::Stopper,
 ) -> anyhow::Result<ExitCode> {
@@ -420,8 +425,13 @@ fn serve_http(
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let exit_by = runtime.block_on(crate::server::http::serve_http(shared, status, listener))?;
-    // tools still waiting on the blocking pool (for a first build) are not waited for
+    let exit_by = runtime.block_on(crate::server::http::serve_http(
+        shared,
+        status,
+        query_timeout,
+        listener,
+    ))?;
+    // tools still running on the blocking pool are not waited for
     runtime.shutdown_timeout(Duration::from_millis(50));
     stopper.stop(exit_by.saturating_duration_since(std::time::Instant::now()));
     Ok(ExitCode::SUCCESS)

@@ -1,6 +1,7 @@
 //! The corpus: which transcript files are indexed, the conversations they hold, and immutable
 //! snapshots that queries read while a single writer prepares the next one.
 pub mod browse;
+mod build;
 pub mod catalog;
 pub mod digest;
 pub mod dups;
@@ -10,6 +11,7 @@ mod merge;
 mod persist;
 pub mod project;
 pub mod query;
+mod request;
 mod update;
 pub mod writer;
 
@@ -19,7 +21,7 @@ use crate::transcript::Adapter;
 use crate::util::glob::Glob;
 use catalog::Catalog;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
 
@@ -130,6 +132,9 @@ pub struct Snapshot {
     /// The project the server works for; fixed at start (the first snapshot's is carried over
     /// to every published one).
     pub project: Arc<project::Project>,
+    /// How far the first build is, read as of now (shared with [`Shared`] and carried over to
+    /// every published snapshot, like the project).
+    pub progress: Arc<BuildProgress>,
 }
 
 /// How far the first full build has got (for a progress bar); totals are set once the files
@@ -143,6 +148,43 @@ pub struct BuildProgress {
     pub turns_done: AtomicU64,
 }
 
+/// A reading of [`BuildProgress`], for `index_status` and every answer given before the first
+/// build completes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub files_done: u64,
+    pub files_total: u64,
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+}
+
+impl BuildProgress {
+    /// The build found `files` files holding `bytes` bytes.
+    pub fn start(&self, files: u64, bytes: u64) {
+        self.files_total.store(files, Ordering::Relaxed);
+        self.bytes_total.store(bytes, Ordering::Relaxed);
+    }
+
+    /// One more file was read: `bytes` of it, holding `turns` turns.
+    pub fn file_done(&self, bytes: u64, turns: u64) {
+        self.files_done.fetch_add(1, Ordering::Relaxed);
+        self.bytes_done.fetch_add(bytes, Ordering::Relaxed);
+        self.turns_done.fetch_add(turns, Ordering::Relaxed);
+    }
+
+    pub fn get(&self) -> Progress {
+        let files_total = self.files_total.load(Ordering::Relaxed);
+        let bytes_total = self.bytes_total.load(Ordering::Relaxed);
+        Progress {
+            files_done: self.files_done.load(Ordering::Relaxed).min(files_total),
+            files_total,
+            // a file may have grown since it was measured
+            bytes_done: self.bytes_done.load(Ordering::Relaxed).min(bytes_total),
+            bytes_total,
+        }
+    }
+}
+
 /// The current snapshot, swapped atomically by the writer; readers never wait for an update
 /// longer than it takes to clone an `Arc`.
 pub struct Shared {
@@ -152,17 +194,18 @@ pub struct Shared {
     /// What the persistent index did so far (read as of now, not as of a snapshot).
     cache: Mutex<CacheReport>,
     /// Progress of the first full build.
-    pub progress: BuildProgress,
+    pub progress: Arc<BuildProgress>,
 }
 
 impl Shared {
     pub fn new(initial: Snapshot) -> Arc<Self> {
+        let progress = Arc::clone(&initial.progress);
         Arc::new(Self {
             current: RwLock::new(Arc::new(initial)),
             complete: Mutex::new(false),
             complete_cv: Condvar::new(),
             cache: Mutex::new(CacheReport::default()),
-            progress: BuildProgress::default(),
+            progress,
         })
     }
 
@@ -186,6 +229,7 @@ impl Shared {
         let complete = snap.complete;
         let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
         snap.project = Arc::clone(&current.project);
+        snap.progress = Arc::clone(&current.progress);
         *current = Arc::new(snap);
         drop(current);
         if complete {

@@ -1,13 +1,14 @@
-//! Search over a snapshot: filters, BM25 over the live segments (in two threads when the
-//! postings are long), copies of a turn collapsed to their earliest, and snippets. The domain
-//! behind `search_conversations` and the CLI's `search`; browsing lives in `browse`.
+//! Search over a snapshot: BM25 over the live segments (in two threads when the postings are
+//! long), copies of a turn collapsed to their earliest, and snippets. The domain behind
+//! `search_conversations` and the CLI's `search`; the request and its filters live in
+//! `request`, browsing in `browse`.
 use super::Snapshot;
 use super::catalog::Conversation;
 use super::project::{PROJECT_PRIOR, Scope};
-use crate::index::schema::{FIELD_ASSISTANT, FIELD_USER};
+use super::request::Filters;
+pub use super::request::{MatchRole, SearchRequest, SortOrder};
 use crate::index::{
-    self, Bm25, DocMeta, EvalRequest, Evaluation, Hit, Plan, Pruning, Segment, Tokenizer, facts,
-    snippet,
+    self, Bm25, DocMeta, EvalRequest, Evaluation, Hit, Plan, Pruning, Segment, Tokenizer, snippet,
 };
 use rustc_hash::FxHashSet;
 use std::cmp::Ordering;
@@ -20,45 +21,6 @@ const PARALLEL_POSTINGS: u64 = 200_000;
 
 /// Characters of turn text shown in a search result.
 pub const SNIPPET_CHARS: usize = 300;
-
-/// Where the query must match.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MatchRole {
-    User,
-    Assistant,
-}
-
-/// Result order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SortOrder {
-    #[default]
-    Relevance,
-    Recent,
-}
-
-/// A search request, validated.
-#[derive(Debug, Clone, Default)]
-pub struct SearchRequest {
-    pub query: String,
-    pub limit: usize,
-    pub offset: usize,
-    pub session_id: Option<String>,
-    pub project: Option<String>,
-    /// Only conversations of this format.
-    pub source: Option<String>,
-    /// Epoch-ms bounds on the turn's timestamp (inclusive since, exclusive until).
-    pub since: Option<i64>,
-    pub until: Option<i64>,
-    pub git_branch: Option<String>,
-    pub role: Option<MatchRole>,
-    /// Only turns that used this tool (case-insensitive name).
-    pub tool: Option<String>,
-    /// Only turns whose tool calls touched a path containing this (case-insensitive).
-    pub file: Option<String>,
-    pub sort: SortOrder,
-    /// Only this project's conversations, or all (where this project's turns get the prior).
-    pub scope: Scope,
-}
 
 /// One search hit.
 #[derive(Debug, Clone)]
@@ -86,79 +48,8 @@ pub struct SearchOutcome {
     pub hits: Vec<SearchHit>,
     /// False when the plan had nothing to search for (e.g. only exclusions).
     pub searchable: bool,
-}
-
-/// A request's per-document filters, prepared once.
-#[derive(Clone)]
-struct Filters {
-    /// Per conversation: whether it passes the conversation-level filters (`None`: no such
-    /// filter).
-    conv_ok: Option<Vec<bool>>,
-    since: Option<i64>,
-    until: Option<i64>,
-    /// The field bit the query must match in.
-    role_bit: Option<u8>,
-    /// Lowercased.
-    tool: Option<String>,
-    file: Option<String>,
-}
-
-impl Filters {
-    fn new(snap: &Snapshot, req: &SearchRequest) -> Self {
-        Self {
-            conv_ok: snap.conv_filter(req),
-            since: req.since,
-            until: req.until,
-            role_bit: req.role.map(|r| match r {
-                MatchRole::User => 1u8 << FIELD_USER,
-                MatchRole::Assistant => 1u8 << FIELD_ASSISTANT,
-            }),
-            tool: req.tool.as_ref().map(|t| t.to_lowercase()),
-            file: req.file.as_ref().map(|f| f.to_lowercase()),
-        }
-    }
-
-    fn conv_passes(&self, conv: u32) -> bool {
-        self.conv_ok
-            .as_ref()
-            .is_none_or(|ok| ok.get(conv as usize).copied().unwrap_or(false))
-    }
-
-    /// True when no filter can reject a document.
-    fn none(&self) -> bool {
-        self.conv_ok.is_none()
-            && self.since.is_none()
-            && self.until.is_none()
-            && self.role_bit.is_none()
-            && self.tool.is_none()
-            && self.file.is_none()
-    }
-
-    /// Whether document `d` of segment `si`, which matched in `fields`, passes (copies of a
-    /// turn are collapsed by the caller).
-    fn passes(&self, snap: &Snapshot, si: usize, d: u32, meta: &DocMeta, fields: u8) -> bool {
-        if !self.conv_passes(meta.conv) || snap.catalog.get(meta.conv).is_none() {
-            return false;
-        }
-        if self.since.is_some_and(|s| meta.timestamp < s)
-            || self.until.is_some_and(|u| meta.timestamp >= u)
-        {
-            return false;
-        }
-        if self.role_bit.is_some_and(|bit| fields & bit == 0) {
-            return false;
-        }
-        if self.tool.is_none() && self.file.is_none() {
-            return true;
-        }
-        let tools = snap.index.segs[si].seg.text(d).tools;
-        self.tool
-            .as_ref()
-            .is_none_or(|t| facts::tool_names(tools).any(|n| n.to_lowercase() == *t))
-            && self.file.as_ref().is_none_or(|f| {
-                facts::files(tools).any(|(_, p)| p.to_lowercase().contains(f.as_str()))
-            })
-    }
+    /// True when the time budget or a cancellation ended the search early.
+    pub stopped: bool,
 }
 
 /// One search: the request, its plan and filters, over a snapshot. Its methods are the
@@ -261,6 +152,7 @@ impl Search<'_> {
             // copies split across the halves may be counted twice
             exact: a.exact && b.exact && snap.dup_multi.is_empty(),
             hits,
+            stopped: a.stopped || b.stopped,
         }
     }
 
@@ -269,6 +161,7 @@ impl Search<'_> {
     fn count(&self, eval: &Evaluation) -> (usize, bool) {
         let plan = self.plan;
         if !eval.exact
+            && !eval.stopped
             && self.filters.none()
             && self.snap.dup_multi.is_empty()
             && plan.terms.len() == 1
@@ -326,57 +219,18 @@ impl Snapshot {
         self.catalog.project_name(conv)
     }
 
-    /// Per-conversation verdict of the conversation-level filters (None: no such filter).
-    fn conv_filter(&self, req: &SearchRequest) -> Option<Vec<bool>> {
-        let only = req
-            .session_id
-            .as_deref()
-            .map(|id| self.catalog.by_id(id).map(|c| c.conv));
-        if req.project.is_none()
-            && req.source.is_none()
-            && req.git_branch.is_none()
-            && req.scope == Scope::All
-            && only.is_none()
-        {
-            return None;
-        }
-        let project = req.project.as_ref().map(|p| p.to_lowercase());
-        let branch = req.git_branch.as_ref().map(|b| b.to_lowercase());
-        let mut ok = vec![
-            false;
-            self.catalog
-                .iter()
-                .map(|c| c.conv as usize + 1)
-                .max()
-                .unwrap_or(0)
-        ];
-        for c in self.catalog.iter() {
-            ok[c.conv as usize] = only.is_none_or(|o| o == Some(c.conv))
-                && self.project.in_scope(req.scope, c)
-                && project
-                    .as_deref()
-                    .is_none_or(|p| self.catalog.project_matches(c, p))
-                && req.source.as_deref().is_none_or(|s| c.source() == s)
-                && branch.as_deref().is_none_or(|b| {
-                    c.meta
-                        .git_branch
-                        .as_deref()
-                        .is_some_and(|g| g.to_lowercase() == b)
-                });
-        }
-        Some(ok)
-    }
-
     pub fn search(&self, req: &SearchRequest) -> SearchOutcome {
-        let plan = index::query::parse(&req.query, &mut Tokenizer::new());
+        let mut plan = index::query::parse(&req.query, &mut Tokenizer::new());
         if plan.is_empty() {
             return SearchOutcome {
                 total: 0,
                 total_exact: true,
                 hits: Vec::new(),
                 searchable: false,
+                stopped: false,
             };
         }
+        plan.stop = req.stop.clone();
         let search = Search {
             snap: self,
             req,
@@ -409,6 +263,7 @@ impl Snapshot {
             total_exact,
             hits,
             searchable: true,
+            stopped: eval.stopped,
         }
     }
 
@@ -469,6 +324,7 @@ impl Snapshot {
             total: inside.total + outside.total,
             exact: inside.exact && outside.exact && self.dup_multi.is_empty(),
             hits,
+            stopped: inside.stopped || outside.stopped,
         }
     }
 

@@ -3,7 +3,7 @@
 //! bookkeeping of where each turn's document lives, and publishes immutable snapshots.
 use super::catalog::{Catalog, ConvId, Conversation};
 use super::dups::DupTracker;
-use super::ingest::{FileState, ReadOutcome};
+use super::ingest::FileState;
 use super::{Root, Shared, Snapshot, SourceHealth, Stats};
 use crate::index::{IndexView, NewDoc, Segment, SegmentBuilder, Tokenizer, facts};
 use crate::transcript::{ConvState, FileOp, Role, SourceFile, ToolKind, Turn};
@@ -12,11 +12,7 @@ use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
-
-/// Text a segment of the first build holds before the next one is started.
-const SEGMENT_TEXT_BYTES: usize = 64 << 20;
 
 /// A followed file and the conversations it holds.
 pub(super) struct FileEntry {
@@ -180,137 +176,6 @@ impl Writer {
         files.sort();
         files.dedup_by(|a, b| a.path == b.path);
         files
-    }
-
-    /// Reads every file once, in parallel, and publishes the first complete snapshot.
-    pub fn initial_build(&mut self) {
-        let started = Instant::now();
-        let files = self.discover();
-        let sizes: Vec<u64> = files
-            .iter()
-            .map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len()))
-            .collect();
-        let progress = &self.shared.progress;
-        progress
-            .files_total
-            .store(files.len() as u64, Ordering::Relaxed);
-        progress
-            .bytes_total
-            .store(sizes.iter().sum(), Ordering::Relaxed);
-        let threads = std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .clamp(1, 8);
-        let next = AtomicUsize::new(0);
-        let conv_base = AtomicUsize::new(self.next_conv as usize);
-        let seg_base = std::sync::atomic::AtomicU64::new(self.next_seg);
-        type Read = (FileState, Vec<ConvUpdate>, Vec<ConvId>);
-        type Built = (Vec<(Segment, Vec<(ConvId, u32)>)>, Vec<Read>);
-        let results: Vec<Built> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|_| {
-                    s.spawn(|| {
-                        let mut batch = Batch::default();
-                        let mut read = Vec::new();
-                        let mut segments = Vec::new();
-                        // finish a segment once it holds this much text: bounded builders keep
-                        // memory (and their growth) in check on large corpora
-                        let finish = |batch: Batch| {
-                            let id = seg_base.fetch_add(1, Ordering::Relaxed);
-                            (batch.builder.finish(id), batch.docs)
-                        };
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(src) = files.get(i) else { break };
-                            let mut state = FileState::new(src.clone());
-                            let convs = match state.read() {
-                                ReadOutcome::Appended(convs) => convs,
-                                ReadOutcome::Replaced { changed, .. } => changed,
-                                ReadOutcome::Unchanged => Vec::new(),
-                                ReadOutcome::Gone | ReadOutcome::Rewritten => continue,
-                            };
-                            let ids: Vec<ConvId> = convs
-                                .iter()
-                                .map(|_| conv_base.fetch_add(1, Ordering::Relaxed) as ConvId)
-                                .collect();
-                            // the turns go into the segment; only their summary is kept
-                            let mut updates = Vec::with_capacity(convs.len());
-                            for (c, &id) in convs.into_iter().zip(&ids) {
-                                let (update, turns) = ConvUpdate::split(c);
-                                for t in &turns {
-                                    batch.add(id, t);
-                                }
-                                progress
-                                    .turns_done
-                                    .fetch_add(turns.len() as u64, Ordering::Relaxed);
-                                updates.push(update);
-                            }
-                            read.push((state, updates, ids));
-                            progress.files_done.fetch_add(1, Ordering::Relaxed);
-                            progress.bytes_done.fetch_add(sizes[i], Ordering::Relaxed);
-                            if batch.builder.text_bytes() >= SEGMENT_TEXT_BYTES {
-                                segments.push(finish(std::mem::take(&mut batch)));
-                            }
-                        }
-                        // finish the last segment here, in parallel with the other workers
-                        if !batch.docs.is_empty() {
-                            segments.push(finish(batch));
-                        }
-                        (segments, read)
-                    })
-                })
-                .collect();
-            handles.into_iter().filter_map(|h| h.join().ok()).collect()
-        });
-        self.next_conv = conv_base.load(Ordering::Relaxed) as ConvId;
-        self.next_seg = seg_base.load(Ordering::Relaxed);
-        for (segments, read) in results {
-            for (state, convs, ids) in read {
-                let path = state.src.path.clone();
-                let src = Arc::new(state.src.clone());
-                let mut entry = FileEntry {
-                    state,
-                    convs: Vec::new(),
-                    src,
-                };
-                for (c, id) in convs.into_iter().zip(ids) {
-                    entry.convs.push((c.id.clone(), id));
-                    self.update_conversation(&entry, id, c, &mut Vec::new());
-                }
-                self.files.insert(path, entry);
-            }
-            for (seg, docs) in segments {
-                self.place_segment(seg, &docs, true);
-            }
-        }
-        let groups = self.project_groups();
-        self.catalog.set_groups(groups);
-        self.complete = true;
-        self.publish(started);
-        let snap = self.shared.snapshot();
-        let mut sizes = [0usize; 5];
-        for sv in &snap.index.segs {
-            for (a, b) in sizes.iter_mut().zip(sv.seg.breakdown()) {
-                *a += b;
-            }
-        }
-        tracing::debug!(
-            text_mb = sizes[0] >> 20,
-            postings_mb = sizes[1] >> 20,
-            dictionary_mb = sizes[2] >> 20,
-            documents_mb = sizes[3] >> 20,
-            paths_mb = sizes[4] >> 20,
-            segments = snap.index.segs.len(),
-            "index memory"
-        );
-        tracing::info!(
-            files = snap.stats.files,
-            conversations = snap.catalog.iter().count(),
-            turns = snap.index.live_docs,
-            bytes = snap.stats.bytes_indexed,
-            skipped_lines = snap.stats.skipped_lines,
-            ms = started.elapsed().as_millis() as u64,
-            "index built"
-        );
     }
 
     /// Applies one conversation's new state: turns from the first changed one are replaced.
@@ -506,6 +371,11 @@ impl Writer {
 
     pub(super) fn publish(&mut self, started: Instant) {
         self.generation += 1;
+        self.publish_as_is(started);
+    }
+
+    /// Publishes what the writer holds without counting an update (the first build's progress).
+    pub(super) fn publish_as_is(&mut self, started: Instant) {
         self.stats.files = self.files.len() as u64;
         self.stats.bytes_indexed = self.files.values().map(|f| f.state.offset).sum();
         self.stats.skipped_lines = self.files.values().map(|f| f.state.skipped).sum();
@@ -520,8 +390,9 @@ impl Writer {
             stats: self.stats.clone(),
             roots: Arc::clone(&self.roots),
             dup_multi: self.dups.multi(),
-            // fixed at start: `Shared::publish` carries the current one over
+            // fixed at start: `Shared::publish` carries the current ones over
             project: Default::default(),
+            progress: Default::default(),
         });
     }
 }

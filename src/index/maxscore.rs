@@ -106,7 +106,7 @@ impl<'a> SegmentScorer<'a> {
         let avg = idf.view.avg_len();
         let adjust = (avg / seg.blockmax().avg.max(f32::MIN_POSITIVE)).max(1.0);
         let mut cursors = term_cursors(seg, plan, params, idf, adjust);
-        prefix_cursors(sv, plan, params, idf, &mut cursors);
+        prefix_cursors(sv, plan, params, idf, adjust, &mut cursors);
         if cursors.is_empty() {
             return None;
         }
@@ -302,6 +302,7 @@ fn prefix_cursors<'a>(
     plan: &Plan,
     params: &Bm25,
     idf: &mut IdfCache,
+    adjust: f32,
     out: &mut Vec<TermCursor<'a>>,
 ) {
     let seg: &'a Segment = &sv.seg;
@@ -314,12 +315,15 @@ fn prefix_cursors<'a>(
         }
         for id in ids {
             let scale = idf.of(seg.term_str(id)) * (params.k1 + 1.0);
+            // expansions prune like terms: a two-letter prefix expands to common words
+            let cursor = BlockCursor::new(seg.postings(id), seg.blockmax().blocks(id));
+            let ub = scale * cursor.list_max() * adjust;
             out.push(TermCursor {
-                cursor: BlockCursor::new(seg.postings(id), &[]),
+                cursor,
                 slot: out.len(),
                 scale,
                 group: *group,
-                ub: scale,
+                ub,
             });
         }
     }

@@ -34,6 +34,8 @@ pub struct Plan {
     pub excluded_phrases: Vec<String>,
     /// What the user wrote for each group (keyword, `"phrase"`, `prefix*`).
     pub labels: Vec<String>,
+    /// When to give up and return what was found (time budget, cancellation).
+    pub stop: super::stop::Stop,
 }
 
 impl Plan {
@@ -41,6 +43,11 @@ impl Plan {
     pub fn new_group(&mut self, label: &str) -> u16 {
         self.labels.push(label.to_owned());
         (self.labels.len() - 1) as u16
+    }
+
+    /// Whether the plan holds phrases to check (required or excluded).
+    pub fn has_phrases(&self) -> bool {
+        !self.phrases.is_empty() || !self.excluded_phrases.is_empty()
     }
 
     /// True when nothing in the plan can match a document.
@@ -163,9 +170,29 @@ fn pieces(query: &str) -> Vec<Piece> {
 /// at both ends, so that phrase matching is a substring test on word boundaries.
 pub fn normalize_for_phrase(text: &str, out: &mut String) {
     out.clear();
+    out.reserve(text.len() + 2);
     out.push(' ');
     let mut space = true;
-    for c in text.chars() {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        // ASCII (most of any transcript) byte by byte; other characters decoded
+        if b < 0x80 {
+            i += 1;
+            if b.is_ascii_alphanumeric() {
+                out.push(b.to_ascii_lowercase() as char);
+                space = false;
+            } else if !space {
+                out.push(' ');
+                space = true;
+            }
+            continue;
+        }
+        let Some(c) = text[i..].chars().next() else {
+            break;
+        };
+        i += c.len_utf8();
         if c.is_alphanumeric() {
             out.extend(c.to_lowercase());
             space = false;

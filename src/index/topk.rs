@@ -53,6 +53,8 @@ pub struct Evaluation {
     pub total: usize,
     pub exact: bool,
     pub hits: Vec<Hit>,
+    /// True when the plan's stop condition ended the evaluation early.
+    pub stopped: bool,
 }
 
 /// What to evaluate, over which segments, and what to keep.
@@ -95,14 +97,30 @@ where
         surely,
         scratch: String::new(),
         exact: true,
+        stopped: false,
+        // on a large index, checking phrases (reading texts) waits until the candidates can
+        // be taken best first
+        defer: req.plan.has_phrases() && req.view.live_docs >= PRUNE_MIN_DOCS as u64,
+        deferred: Vec::new(),
     };
     for &si in req.scan {
+        if ev.stopped || req.plan.stop.check() {
+            ev.stopped = true;
+            break;
+        }
         ev.scan(si);
+    }
+    if !ev.deferred.is_empty() && !ev.stopped {
+        let deferred = std::mem::take(&mut ev.deferred);
+        let v = phrases::verify(deferred, req, &mut ev.top, &mut ev.accept);
+        ev.exact &= v.exact;
+        ev.stopped |= v.stopped;
     }
     Evaluation {
         total: ev.top.total,
-        exact: ev.exact,
+        exact: ev.exact && !ev.stopped,
         hits: ev.top.into_hits(),
+        stopped: ev.stopped,
     }
 }
 
@@ -117,6 +135,12 @@ struct Evaluator<'r, R, A, S> {
     scratch: String,
     /// False once any segment pruned.
     exact: bool,
+    /// Set once the plan's stop condition fired.
+    stopped: bool,
+    /// Whether phrase checks wait for [`phrases::verify`].
+    defer: bool,
+    /// Candidates whose phrases are still to be checked.
+    deferred: Vec<Hit>,
 }
 
 impl<'r, R, A, S> Evaluator<'r, R, A, S>
@@ -125,14 +149,13 @@ where
     A: FnMut(usize, u32, &DocMeta, u8) -> bool,
     S: Fn(&Segment, u32) -> bool,
 {
-    /// Whether pruning is allowed in segment `seg`: relevance order, a bounded `k`, no prefix
-    /// (their expansions have no block bounds), a segment large enough to gain, and impacts
-    /// computed with these parameters.
+    /// Whether pruning is allowed in segment `seg`: relevance order, a bounded `k`, a segment
+    /// large enough to gain, and impacts computed with these parameters. Prefix expansions
+    /// prune like terms: a two-letter prefix expands to common words.
     fn prunes(&self, seg: &Segment) -> bool {
         let req = self.req;
         req.pruning == Pruning::ByScore
             && req.k > 0
-            && req.plan.prefixes.is_empty()
             && seg.doc_count() >= PRUNE_MIN_DOCS
             && seg.blockmax().usable(req.params)
     }
@@ -160,20 +183,38 @@ where
             return;
         };
         let plan = req.plan;
-        let has_phrases = !plan.phrases.is_empty() || !plan.excluded_phrases.is_empty();
+        let has_phrases = plan.has_phrases();
         while let Some(d) = scorer.next_candidate(self.theta(prune)) {
+            if scorer.candidates % super::stop::CHECK_EVERY == 0 && plan.stop.check() {
+                self.stopped = true;
+                break;
+            }
             let Some(s) = scorer.score(d, self.theta(prune)) else {
                 continue;
             };
             if sv.dead.contains(d) || s.groups & plan.required != plan.required || s.score <= 0.0 {
                 continue;
             }
-            if scorer.excluded(d)
-                || has_phrases && !plan.phrases_ok(&seg.text(d), &mut self.scratch)
-            {
+            if scorer.excluded(d) {
                 continue;
             }
             let rounded = quantize(s.score);
+            let hit = Hit {
+                seg: si,
+                doc: d,
+                score: s.score,
+                groups: s.groups,
+                fields: s.fields,
+                rounded,
+            };
+            if self.defer {
+                // checking a phrase reads the document's text: done last, best first
+                self.deferred.push(hit);
+                continue;
+            }
+            if has_phrases && !plan.phrases_ok(&seg.text(d), &mut self.scratch) {
+                continue;
+            }
             // below the current k-th: only counted (ties on the rounded score still compete)
             if self.top.below(rounded) && req.pruning == Pruning::ByScore && (self.surely)(seg, d) {
                 self.top.total += 1;
@@ -182,14 +223,7 @@ where
             if !(self.accept)(si, d, seg.doc(d), s.fields) {
                 continue;
             }
-            self.top.offer(Hit {
-                seg: si,
-                doc: d,
-                score: s.score,
-                groups: s.groups,
-                fields: s.fields,
-                rounded,
-            });
+            self.top.offer(hit);
         }
         self.exact &= !scorer.pruned;
         let (lists, essential) = scorer.shape();
@@ -257,6 +291,16 @@ impl<'r, R: Fn(&Hit, &Hit) -> Ordering> Collector<'r, R> {
         }
     }
 
+    /// Whether `hit` cannot enter the best `k`: `k` are kept and it does not rank above the
+    /// worst of them.
+    fn excludes(&self, hit: &Hit) -> bool {
+        self.heap.len() == self.k
+            && self
+                .heap
+                .peek()
+                .is_some_and(|w| (self.rank)(hit, &w.hit) != Ordering::Less)
+    }
+
     /// Whether a document with this rounded score ranks below every kept hit.
     #[inline]
     fn below(&self, rounded: i64) -> bool {
@@ -318,5 +362,6 @@ impl<'r, R: Fn(&Hit, &Hit) -> Ordering> Collector<'r, R> {
     }
 }
 
+mod phrases;
 #[cfg(test)]
 mod tests;

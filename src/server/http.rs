@@ -153,11 +153,13 @@ struct Ctx {
 }
 
 /// Serves MCP over HTTP on `listener` until SIGTERM or SIGINT, then lets in-flight requests
-/// finish and closes every connection. Returns the instant by which the process should have
-/// exited ([`SHUTDOWN_BUDGET`] after the signal), for the caller's own clean-up.
+/// finish and closes every connection; queries stop after `query_timeout`. Returns the instant
+/// by which the process should have exited ([`SHUTDOWN_BUDGET`] after the signal), for the
+/// caller's own clean-up.
 pub async fn serve_http(
     shared: Arc<Shared>,
     live: Arc<LiveStatus>,
+    query_timeout: Duration,
     listener: Listener,
 ) -> Result<Instant, HttpError> {
     use tokio::signal::unix::{SignalKind, signal};
@@ -173,7 +175,11 @@ pub async fn serve_http(
 
     let cancel = CancellationToken::new();
     let ctx = Arc::new(Ctx {
-        service: mcp_service(shared, live, &guard, cancel.clone()),
+        service: mcp_service(
+            ConversationServer::new(shared, live, query_timeout),
+            &guard,
+            cancel.clone(),
+        ),
         guard,
         in_flight: InFlight::default(),
     });
@@ -257,14 +263,12 @@ async fn shut_down(graceful: GracefulShutdown, in_flight: &InFlight, cancel: &Ca
 }
 
 /// rmcp's Streamable HTTP service over clones of one [`ConversationServer`]: every session
-/// reads the same index.
+/// reads the same index and shares its bounded tool pool.
 fn mcp_service(
-    shared: Arc<Shared>,
-    live: Arc<LiveStatus>,
+    server: ConversationServer,
     guard: &Guard,
     cancel: CancellationToken,
 ) -> StreamableHttpService<ConversationServer, LocalSessionManager> {
-    let server = ConversationServer::new(shared, live);
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(SESSION_IDLE);
     let mut config = StreamableHttpServerConfig::default()

@@ -1,7 +1,7 @@
 //! Unit tests of top-k selection: block-max pruning returns exactly what scoring every match would.
 use super::*;
 use crate::index::query::parse;
-use crate::index::schema::NewDoc;
+use crate::index::schema::{DocText, NewDoc};
 use crate::index::scoring::by_score;
 use crate::index::segment::SegmentBuilder;
 use crate::index::tokenizer::{Tokenizer, TokenizerConfig};
@@ -96,6 +96,8 @@ fn pruning_never_changes_the_results() {
         "w3 w390 w7 w0",
         "w5 w5 w6",
         "w399",
+        "w1*",
+        "w0 w2*",
     ] {
         for k in [1, 10, 57] {
             let exact = run(&v, &all, q, k, Pruning::Off, None);
@@ -115,4 +117,46 @@ fn pruning_never_changes_the_results() {
         PRUNED.with(|p| p.get()) > 10,
         "the test must exercise pruning"
     );
+}
+
+#[test]
+fn deferred_phrase_checks_give_what_checking_every_match_gives() {
+    let texts = corpus(11, 8000);
+    let v = view(&texts, 3000);
+    assert!(
+        v.live_docs >= PRUNE_MIN_DOCS as u64,
+        "phrase checks are deferred"
+    );
+    let all: Vec<usize> = (0..v.segs.len()).collect();
+    // (phrase query, the same terms as plain keywords: equal scores, no phrase check)
+    for (q, plain) in [
+        (r#""w0 w1""#, "w0 w1"),
+        (r#"w2 "w0 w1""#, "w2 w0 w1"),
+        (r#"w0 -"w1 w2""#, "w0"),
+        (r#""w1 w0" "w0 w2""#, "w1 w0 w0 w2"),
+    ] {
+        let phrase_plan = parse(q, &mut Tokenizer::with_config(TokenizerConfig::default()));
+        let mut scratch = String::new();
+        let want: Vec<(u32, i64)> = run(&v, &all, plain, texts.len(), Pruning::Off, None)
+            .into_iter()
+            .filter(|(conv, _)| {
+                let text = &texts[*conv as usize];
+                phrase_plan.phrases_ok(
+                    &DocText {
+                        user: text,
+                        assistant: "",
+                        tools: "",
+                    },
+                    &mut scratch,
+                )
+            })
+            .collect();
+        for k in [1, 10, 57] {
+            let expected: Vec<(u32, i64)> = want.iter().take(k).copied().collect();
+            for pruning in [Pruning::ByScore, Pruning::Off] {
+                let got = run(&v, &all, q, k, pruning, None);
+                assert_eq!(got, expected, "query {q:?} k {k} {pruning:?}");
+            }
+        }
+    }
 }

@@ -1,8 +1,10 @@
 //! Output budgets: every tool takes `max_chars` and never returns more characters of JSON
-//! text than that, so no call can flood the agent's context. Long texts are cut
-//! deterministically (head and tail kept, the cut marked) with what is needed to read on.
-//! Lengths are counted as the JSON text counts them: escapes included.
+//! text than that, so no call can flood the agent's context. Pages always show at least one row
+//! (shortened if it must be) so that paging advances; long texts keep the head and the tail of
+//! each field around a marked cut that says where to read on. Lengths are counted as the JSON
+//! text counts them: escapes included.
 use super::ToolError;
+use serde::Serialize;
 
 /// Hard cap on `max_chars` for every tool.
 pub const HARD_CAP: usize = 60_000;
@@ -27,27 +29,39 @@ pub fn check_max_chars(value: Option<i64>, default: usize) -> Result<usize, Tool
 }
 
 /// Characters of a value's JSON text.
-pub fn json_len<T: serde::Serialize>(value: &T) -> usize {
+pub fn json_len<T: Serialize>(value: &T) -> usize {
     serde_json::to_string(value).map_or(usize::MAX, |s| s.chars().count())
 }
 
-/// Appends `rows` to `out` while the response stays within `max_chars`, `used` being the
-/// characters already taken. Returns true when a row had to be left out.
-pub fn fill<T: serde::Serialize>(
-    rows: impl IntoIterator<Item = T>,
-    out: &mut Vec<T>,
-    used: &mut usize,
+/// How long an echoed argument may be under `max_chars`: short budgets echo less.
+pub fn echo_chars(max_chars: usize) -> usize {
+    (max_chars / 10).clamp(24, ECHO_CHARS)
+}
+
+/// How many of `rows` fit in a page of at most `max_chars`, where `envelope(n)` is the JSON
+/// length of the response without its rows when `n` rows are shown (its notes and offsets
+/// depend on `n`). Rows sit in one array: each adds its length plus a comma.
+pub fn fitting<T: Serialize>(
+    rows: &[T],
     max_chars: usize,
-) -> bool {
+    envelope: impl Fn(usize) -> usize,
+) -> usize {
+    let mut rows_len = 0usize;
+    let mut n = 0;
     for row in rows {
-        let len = json_len(&row) + 1;
-        if *used + len > max_chars {
-            return true;
+        let add = json_len(row) + usize::from(n > 0);
+        if envelope(n + 1) + rows_len + add > max_chars {
+            break;
         }
-        *used += len;
-        out.push(row);
+        rows_len += add;
+        n += 1;
     }
-    false
+    n
+}
+
+/// Room (JSON characters) left for a single row when `envelope` characters are taken.
+pub fn room_for_one(max_chars: usize, envelope: usize) -> usize {
+    max_chars.saturating_sub(envelope)
 }
 
 /// Where the next page starts when `offset + shown` rows of `total` were seen.
@@ -56,7 +70,7 @@ pub fn next_offset(offset: usize, shown: usize, total: usize) -> Option<usize> {
 }
 
 /// Characters `c` takes inside a JSON string.
-fn json_cost(c: char) -> usize {
+pub fn json_cost(c: char) -> usize {
     match c {
         '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
         c if (c as u32) < 0x20 => 6,
@@ -67,6 +81,40 @@ fn json_cost(c: char) -> usize {
 /// `s` cut to at most `max` characters, marked with `…` when cut (for echoed arguments).
 pub fn clip(s: &str, max: usize) -> String {
     crate::transcript::tools::cut_chars(s, max)
+}
+
+/// `s` cut so that its JSON string content takes at most `room` characters (`…` marks a cut).
+pub fn clip_json(s: &str, room: usize) -> String {
+    let total: usize = s.chars().map(json_cost).sum();
+    if total <= room {
+        return s.to_owned();
+    }
+    let mut out = String::new();
+    let mut used = 1; // the ellipsis
+    for c in s.chars() {
+        used += json_cost(c);
+        if used > room {
+            break;
+        }
+        out.push(c);
+    }
+    if room > 0 {
+        out.push('…');
+    }
+    out
+}
+
+/// `n` with thousands separators (`12,345`).
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A window of a text made of consecutive fields (e.g. prompt then reply).
@@ -81,161 +129,195 @@ pub struct Windowed {
     pub total_chars: usize,
 }
 
-/// Room the omission marker needs.
-const MARKER_ROOM: usize = 120;
+/// One field's characters and the JSON cost of each prefix.
+struct Field {
+    chars: Vec<char>,
+    /// cost[i]: JSON characters of chars[..i].
+    cost: Vec<usize>,
+    /// Position of the field's first character in the concatenation.
+    start: usize,
+}
 
-/// Cuts the concatenation of `fields` so that the fields' JSON text takes at most `budget`
-/// characters. Without `offset`, a text that does not fit keeps its head (2/3) and tail (1/3)
-/// with a marker where the middle was cut, and `next_offset` says where the head stopped; with
-/// an offset it returns the window starting there. Positions count characters of the text.
-pub fn window(fields: &[&str], offset: Option<usize>, budget: usize) -> Windowed {
-    let chars: Vec<Vec<char>> = fields.iter().map(|f| f.chars().collect()).collect();
-    let flat: Vec<char> = chars.iter().flatten().copied().collect();
-    let total = flat.len();
-    let bounds: Vec<usize> = chars
-        .iter()
-        .scan(0, |pos, c| {
-            *pos += c.len();
-            Some(*pos)
-        })
-        .collect();
-    // JSON cost of flat[..i]
-    let mut cost = Vec::with_capacity(total + 1);
-    cost.push(0usize);
-    for &c in &flat {
-        cost.push(cost.last().copied().unwrap_or(0) + json_cost(c));
-    }
-    // the fields restricted to [from, to) of the flat text, plus an optional marker at `cut`
-    let split = |ranges: &[(usize, usize)], marker: Option<(usize, &str)>| -> Vec<String> {
-        let mut out = Vec::with_capacity(chars.len());
-        let mut start = 0;
-        for &end in &bounds {
-            let mut s = String::new();
-            for &(a, b) in ranges {
-                let (a, b) = (a.clamp(start, end), b.clamp(start, end));
-                s.extend(&flat[a..b]);
-                if let Some((at, m)) = marker {
-                    if b == at && at >= start && (at < end || end == total) && a <= at {
-                        s.push_str(m);
-                    }
-                }
-            }
-            out.push(s);
-            start = end;
+impl Field {
+    fn new(text: &str, start: usize) -> Self {
+        let chars: Vec<char> = text.chars().collect();
+        let mut cost = Vec::with_capacity(chars.len() + 1);
+        cost.push(0);
+        for &c in &chars {
+            cost.push(cost.last().copied().unwrap_or(0) + json_cost(c));
         }
-        out
-    };
-    let fits_from = |from: usize, room: usize| -> usize {
-        // last index `to` with cost[to] - cost[from] <= room
-        let limit = cost[from] + room;
-        cost.partition_point(|&c| c <= limit)
+        Field { chars, cost, start }
+    }
+
+    fn total(&self) -> usize {
+        self.cost[self.chars.len()]
+    }
+
+    /// The last index `to >= from` with `cost(from..to) <= room`.
+    fn fits_from(&self, from: usize, room: usize) -> usize {
+        let limit = self.cost[from] + room;
+        self.cost
+            .partition_point(|&c| c <= limit)
             .saturating_sub(1)
             .max(from)
-    };
-    if offset.is_none() && cost[total] <= budget {
-        let fields = fields.iter().map(|f| (*f).to_owned()).collect();
-        return Windowed {
-            fields,
+    }
+
+    fn text(&self, a: usize, b: usize) -> String {
+        self.chars[a..b].iter().collect()
+    }
+}
+
+/// Which marker a cut field gets.
+enum Marker {
+    Full,
+    Short,
+    Bare,
+}
+
+/// The marker of a cut in a small budget (the answer's `next_offset` says where to read on).
+fn short_marker(cut: usize) -> String {
+    format!("[… {} cut …]", thousands(cut))
+}
+
+/// The marker put where a field was cut.
+fn marker(cut: usize, read_on: usize) -> String {
+    format!(
+        "\n[… {} chars cut; read on with char_offset={read_on} …]\n",
+        thousands(cut)
+    )
+}
+
+/// Cuts the concatenation of `fields` so that the fields' JSON text takes at most `budget`
+/// characters (the caller keeps `budget` at 6 or more, so a window always advances). Without
+/// `offset`, a text that does not fit gives each field a share of the budget; a field longer
+/// than its share keeps its head (2/3) and tail (1/3) around a marker saying how much was cut
+/// and where to read on, and `next_offset` is where the first cut begins. With an offset it
+/// returns the window starting there. Positions count characters of the text.
+pub fn window(fields: &[&str], offset: Option<usize>, budget: usize) -> Windowed {
+    let mut start = 0;
+    let parts: Vec<Field> = fields
+        .iter()
+        .map(|f| {
+            let field = Field::new(f, start);
+            start += field.chars.len();
+            field
+        })
+        .collect();
+    let total = start;
+    let whole: usize = parts.iter().map(Field::total).sum();
+    match offset {
+        Some(offset) => from_offset(&parts, offset.min(total), budget, total),
+        None if whole <= budget => Windowed {
+            fields: fields.iter().map(|f| (*f).to_owned()).collect(),
             truncated: false,
             next_offset: None,
             total_chars: total,
-        };
+        },
+        None => head_and_tail(&parts, budget, total),
     }
-    if let Some(offset) = offset {
-        let from = offset.min(total);
-        let to = fits_from(from, budget);
-        let fields = split(&[(from, to)], None);
-        let truncated = from > 0 || to < total;
-        return Windowed {
-            fields,
-            truncated,
-            next_offset: (to < total).then_some(to),
-            total_chars: total,
-        };
+}
+
+/// The window of the concatenation that starts at `from`.
+fn from_offset(parts: &[Field], from: usize, budget: usize, total: usize) -> Windowed {
+    let mut left = budget;
+    let mut to = from;
+    let mut full = false;
+    let mut out = Vec::with_capacity(parts.len());
+    for p in parts {
+        let end = p.start + p.chars.len();
+        if full || to < p.start || to >= end {
+            out.push(String::new());
+            continue;
+        }
+        let a = to - p.start;
+        let b = p.fits_from(a, left);
+        left -= p.cost[b] - p.cost[a];
+        out.push(p.text(a, b));
+        to = p.start + b;
+        // the rest of the text is for the next window
+        full = b < p.chars.len();
     }
-    let room = budget.saturating_sub(MARKER_ROOM);
-    let head_end = fits_from(0, room * 2 / 3);
-    // tail: the longest suffix that fits in what is left
-    let left = room.saturating_sub(cost[head_end]);
-    let tail_start = cost
-        .partition_point(|&c| c < cost[total].saturating_sub(left))
-        .max(head_end);
-    let marker = format!(
-        "\n[… {} characters omitted; call again with char_offset={} to read on …]\n",
-        tail_start - head_end,
-        head_end
-    );
-    let fields = split(
-        &[(0, head_end), (tail_start, total)],
-        Some((head_end, &marker)),
-    );
+    if to == from && from < total {
+        // nothing fitted (a budget below one character's cost): show one character anyway
+        if let Some((i, p)) = parts
+            .iter()
+            .enumerate()
+            .find(|(_, p)| (p.start..p.start + p.chars.len()).contains(&from))
+        {
+            out[i] = p.text(from - p.start, from - p.start + 1);
+            to = from + 1;
+        }
+    }
+    Windowed {
+        fields: out,
+        truncated: from > 0 || to < total,
+        next_offset: (to < total).then_some(to),
+        total_chars: total,
+    }
+}
+
+/// Each field within its share: whole, or head and tail around a marker.
+fn head_and_tail(parts: &[Field], budget: usize, total: usize) -> Windowed {
+    // shares: fields that fit an equal share keep it all; the rest split what is left
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by_key(|&i| parts[i].total());
+    let mut share = vec![0usize; parts.len()];
+    let mut left = budget;
+    for (k, &i) in order.iter().enumerate() {
+        let equal = left / (parts.len() - k);
+        share[i] = parts[i].total().min(equal);
+        left -= share[i];
+    }
+    let mut fields = Vec::with_capacity(parts.len());
+    let mut next = None;
+    for (p, &room) in parts.iter().zip(&share) {
+        if p.total() <= room {
+            fields.push(p.text(0, p.chars.len()));
+            continue;
+        }
+        // the full marker where there is room for text beside it, a short one otherwise
+        let full = marker(p.chars.len(), total).chars().count() + 2;
+        let short = short_marker(p.chars.len()).chars().count();
+        let style = if room >= 3 * full {
+            Marker::Full
+        } else if room >= 3 * short {
+            Marker::Short
+        } else {
+            Marker::Bare
+        };
+        let text_room = room.saturating_sub(match style {
+            Marker::Full => full,
+            Marker::Short => short,
+            Marker::Bare => 3,
+        });
+        let head_end = p.fits_from(0, text_room * 2 / 3);
+        let tail_room = text_room - p.cost[head_end];
+        let end = p.chars.len();
+        let tail_start = p
+            .cost
+            .partition_point(|&c| c < p.total().saturating_sub(tail_room))
+            .clamp(head_end, end);
+        let read_on = p.start + head_end;
+        next.get_or_insert(read_on);
+        let mark = match style {
+            Marker::Full => marker(tail_start - head_end, read_on),
+            Marker::Short => short_marker(tail_start - head_end),
+            Marker::Bare if room >= 3 => "[…]".to_owned(),
+            Marker::Bare => String::new(),
+        };
+        fields.push(format!(
+            "{}{mark}{}",
+            p.text(0, head_end),
+            p.text(tail_start, end)
+        ));
+    }
     Windowed {
         fields,
         truncated: true,
-        next_offset: Some(head_end),
+        next_offset: next,
         total_chars: total,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn json_chars(fields: &[String]) -> usize {
-        fields.iter().map(|f| json_len(f) - 2).sum()
-    }
-
-    #[test]
-    fn small_text_is_untouched() {
-        let w = window(&["ab", "cd"], None, 10);
-        assert_eq!(w.fields, ["ab", "cd"]);
-        assert!(!w.truncated);
-    }
-
-    #[test]
-    fn keeps_head_and_tail_and_pages_on() {
-        let user = "u".repeat(100);
-        let asst = format!("{}{}", "a".repeat(850), "Z".repeat(50));
-        let w = window(&[&user, &asst], None, 420);
-        assert!(w.truncated);
-        assert_eq!(w.next_offset, Some(200));
-        assert_eq!(w.fields[0], "u".repeat(100));
-        assert!(w.fields[1].starts_with(&"a".repeat(100)));
-        assert!(w.fields[1].contains("char_offset=200"));
-        assert!(w.fields[1].ends_with(&"Z".repeat(50)));
-        assert!(json_chars(&w.fields) <= 420);
-        let next = window(&[&user, &asst], Some(200), 300);
-        assert_eq!(next.fields[0], "");
-        assert_eq!(next.fields[1], "a".repeat(300));
-        assert_eq!(next.next_offset, Some(500));
-        let last = window(&[&user, &asst], Some(900), 300);
-        assert_eq!(
-            last.fields[1],
-            format!("{}{}", "a".repeat(50), "Z".repeat(50))
-        );
-        assert_eq!(last.next_offset, None);
-    }
-
-    #[test]
-    fn escapes_and_multibyte_text_stay_within_budget_and_page_losslessly() {
-        let text: String = (0..3000)
-            .map(|i| ['"', 'é', '\n', '日', 'x', '\u{1}'][i % 6])
-            .collect();
-        let w = window(&[&text], None, 800);
-        assert!(json_chars(&w.fields) <= 800, "{}", json_chars(&w.fields));
-        let head: String = text.chars().take(w.next_offset.unwrap()).collect();
-        assert!(w.fields[0].starts_with(&head));
-        let mut seen = head;
-        let mut at = w.next_offset.unwrap();
-        loop {
-            let w = window(&[&text], Some(at), 700);
-            assert!(json_chars(&w.fields) <= 700);
-            seen.push_str(&w.fields[0]);
-            match w.next_offset {
-                Some(n) => at = n,
-                None => break,
-            }
-        }
-        assert_eq!(seen, text);
-    }
-}
+mod tests;

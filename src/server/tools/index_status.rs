@@ -1,17 +1,16 @@
 //! `index_status`: what the index holds, so an empty index can be told from "no match".
 use super::budget::{self, json_len};
 use super::iso;
+use super::progress::{self, BuildOut};
 use crate::cache::CacheReport;
 use crate::corpus::Snapshot;
 use crate::live::LiveStatus;
-use crate::server::{ConversationServer, ToolError, input_schema, output_schema};
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, JsonObject};
+use crate::server::toolset::{self, Ctx, Lane, ToolDef};
+use crate::server::{ToolError, input_schema, output_schema};
+use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
-use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 pub const DESCRIPTION: &str = "Report what the search index holds: projects, sessions, \
@@ -89,6 +88,7 @@ pub struct SourceOut {
     pub files_without_turns: u64,
     /// Set when the directory does not exist, or when this source's files parse but yield no
     /// turns at all.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
 }
 
@@ -108,6 +108,9 @@ pub struct StatusOut {
     pub indexed_at: Option<String>,
     /// True once every file found at start-up has been indexed.
     pub complete: bool,
+    /// Present while the first index build runs: files and bytes done of total.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub projects_dir: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -202,6 +205,7 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
         generation: snap.generation,
         indexed_at: iso(snap.indexed_at),
         complete: snap.complete,
+        build: progress::building(snap),
         projects_dir: default_root.map(|r| r.dir.display().to_string()),
         pattern: default_root.map(|r| r.pattern.as_str().to_owned()),
         watching: live.watching(),
@@ -254,20 +258,18 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
     }
 }
 
-#[tool_router(router = status_router, vis = "pub(crate)")]
-impl ConversationServer {
-    #[tool(
-        name = "index_status",
-        description = DESCRIPTION,
-        input_schema = input_schema::<StatusParams>(),
-        output_schema = output_schema::<StatusOut>(),
-        annotations(title = "Index status", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
-    )]
-    pub async fn index_status(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        let live = Arc::clone(&self.live);
-        let shared = Arc::clone(&self.shared);
-        let f = move |snap: &Snapshot, p| run(snap, &live, shared.cache_report(), p);
-        self.run_with(args, f, std::time::Duration::ZERO, false)
-            .await
-    }
+pub const DEF: ToolDef = ToolDef {
+    name: "index_status",
+    title: "Index status",
+    description: DESCRIPTION,
+    lane: Lane::Light,
+    input: input_schema::<StatusParams>,
+    output: output_schema::<StatusOut>,
+    call,
+};
+
+fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
+    toolset::invoke(DEF.name, args, |p| {
+        run(ctx.snap, ctx.live, ctx.shared.cache_report(), p)
+    })
 }

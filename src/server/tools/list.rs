@@ -1,43 +1,43 @@
 //! `list_conversations`: main sessions, most recently active first.
 use super::budget::{self, json_len};
+use super::progress::{self, BuildOut};
 use super::{check_limit, check_offset, check_scope, check_source, check_time, iso};
 use crate::corpus::Snapshot;
 use crate::corpus::browse::ListRange;
-use crate::server::{ConversationServer, ToolError, input_schema, output_schema};
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, JsonObject};
+use crate::server::toolset::{self, Ctx, Lane, ToolDef};
+use crate::server::{ToolError, input_schema, output_schema};
+use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
-use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
 
-pub const DESCRIPTION: &str = "List past sessions (main sessions only; sub-agent transcripts are \
-counted in subagent_count), most recently active first, with summary, project, time span, turn \
-count, cwd and git branch. Filter by project (substring of the project name, directory or cwd), source (agent), scope (project: only the server's project, its subfolders and other worktrees of its repository; all: default) and since/until (ISO date/datetime or an age like 7d); page with offset. Output is bounded by max_chars.";
+pub const DESCRIPTION: &str = "List past sessions, most recently active first (sub-agents are \
+counted in subagent_count), with summary, project, time span, turn count, cwd and git branch. \
+Filter by project, source, scope (project: only the server's project; all: default) and \
+since/until; page with offset.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct ListParams {
-    /// Only projects whose name, directory or cwd contains this (case-insensitive).
+    /// Only projects whose name, directory or cwd contains this.
     #[serde(default)]
     pub project: Option<String>,
-    /// Only sessions of this agent, named as in the results' `source` (index_status lists the
-    /// sources indexed).
+    /// Only sessions of this agent.
     #[serde(default)]
     pub source: Option<String>,
-    /// Maximum number of sessions (1-100, default 50).
+    /// Sessions per page (1-100, default 50).
     #[serde(default)]
     pub limit: Option<i64>,
-    /// Skip this many sessions (paging; default 0).
+    /// Sessions to skip (paging).
     #[serde(default)]
     pub offset: Option<i64>,
-    /// Only sessions active at or after this time: ISO date/datetime or an age like 7d.
+    /// Only sessions active at or after: ISO date/datetime or an age (7d).
     #[serde(default)]
     pub since: Option<String>,
-    /// Only sessions that started before this time (a date includes that whole day).
+    /// Only sessions started before: ISO date (whole day included)/datetime or an age.
     #[serde(default)]
     pub until: Option<String>,
-    /// `project`: only this project's conversations (its directory, below it, or another
-    /// worktree of its git repository); `all` (default): every project.
+    /// project: only the server's project (its folder, subfolders, git worktrees); all: every
+    /// project (default).
     #[serde(default)]
     pub scope: Option<String>,
     /// Most characters of JSON to return (500-60000, default 20000).
@@ -49,17 +49,22 @@ pub struct ListParams {
 #[schemars(crate = "rmcp::schemars")]
 pub struct ListedConversation {
     pub session_id: String,
-    /// Which agent wrote the transcript (claude, codex, ...).
+    /// The agent that wrote the transcript.
     pub source: String,
     pub project: String,
     /// True when the conversation belongs to the server's project.
     pub this_project: bool,
     pub summary: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub slug: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub first_timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_timestamp: Option<String>,
     pub turn_count: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub git_branch: Option<String>,
     pub subagent_count: usize,
 }
@@ -68,15 +73,22 @@ pub struct ListedConversation {
 #[schemars(crate = "rmcp::schemars")]
 pub struct ListResponse {
     pub conversations: Vec<ListedConversation>,
-    /// Number of sessions matching before paging.
+    /// Sessions matching before paging; a lower bound when total_exact is false.
     pub total: usize,
+    pub total_exact: bool,
     pub offset: usize,
     /// Offset of the next page, when more sessions exist.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
-    /// True when sessions were left out to stay within max_chars.
+    /// True when sessions were left out or shortened to fit max_chars.
     pub truncated: bool,
+    /// False while the first index build runs.
     pub complete: bool,
+    /// Present while the first index build runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
@@ -96,47 +108,89 @@ pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
         scope: check_scope(p.scope.as_deref())?,
     };
     let (total, rows) = snap.list(&range, offset, limit);
-    let mut resp = ListResponse {
-        conversations: Vec::new(),
-        total,
-        offset,
-        next_offset: None,
-        truncated: false,
-        complete: snap.complete,
+    let mut rows: Vec<ListedConversation> = rows
+        .into_iter()
+        .map(|r| ListedConversation {
+            session_id: r.conv.id.clone(),
+            source: r.conv.source().to_owned(),
+            project: r.project,
+            this_project: r.this_project,
+            summary: r.conv.meta.summary(),
+            slug: r.conv.meta.slug.clone(),
+            first_timestamp: iso(r.conv.meta.first_ts),
+            last_timestamp: iso(r.conv.meta.last_ts),
+            turn_count: r.conv.turn_count,
+            cwd: r.conv.meta.cwd.clone(),
+            git_branch: r.conv.meta.git_branch.clone(),
+            subagent_count: r.subagent_count,
+        })
+        .collect();
+    let build = progress::building(snap);
+    let short = max_chars < 1500;
+    let available = rows.len();
+    let envelope = |n: usize, shrunk: bool| {
+        let next = offset + n;
+        let mut note = build.as_ref().map(|b| progress::note(b, short));
+        if n < available || shrunk {
+            note = progress::join(
+                note,
+                if short {
+                    format!("more: offset={next}")
+                } else {
+                    format!("shortened to fit max_chars={max_chars}; continue with offset={next}")
+                },
+            );
+        }
+        ListResponse {
+            conversations: Vec::new(),
+            total,
+            total_exact: build.is_none(),
+            offset,
+            next_offset: budget::next_offset(offset, n, total),
+            truncated: n < available || shrunk,
+            complete: build.is_none(),
+            build: build.clone(),
+            note,
+        }
     };
-    let mut used = json_len(&resp) + 50;
-    let rows = rows.into_iter().map(|r| ListedConversation {
-        session_id: r.conv.id.clone(),
-        source: r.conv.source().to_owned(),
-        project: r.project,
-        this_project: r.this_project,
-        summary: r.conv.meta.summary(),
-        slug: r.conv.meta.slug.clone(),
-        first_timestamp: iso(r.conv.meta.first_ts),
-        last_timestamp: iso(r.conv.meta.last_ts),
-        turn_count: r.conv.turn_count,
-        cwd: r.conv.meta.cwd.clone(),
-        git_branch: r.conv.meta.git_branch.clone(),
-        subagent_count: r.subagent_count,
-    });
-    resp.truncated = budget::fill(rows, &mut resp.conversations, &mut used, max_chars);
-    resp.next_offset = budget::next_offset(offset, resp.conversations.len(), total);
+    let mut n = budget::fitting(&rows, max_chars, |n| json_len(&envelope(n, false)));
+    let shrunk = n == 0 && !rows.is_empty();
+    if shrunk {
+        let room = budget::room_for_one(max_chars, json_len(&envelope(1, true)));
+        shrink(&mut rows[0], room);
+        n = 1;
+    }
+    rows.truncate(n);
+    let mut resp = envelope(n, shrunk);
+    resp.conversations = rows;
     Ok(resp)
 }
 
-#[tool_router(router = list_router, vis = "pub(crate)")]
-impl ConversationServer {
-    #[tool(
-        name = "list_conversations",
-        description = DESCRIPTION,
-        input_schema = input_schema::<ListParams>(),
-        output_schema = output_schema::<ListResponse>(),
-        annotations(title = "List past sessions", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
-    )]
-    pub async fn list_conversations(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-    ) -> CallToolResult {
-        self.run(args, run).await
-    }
+/// Shortens a row to at most `room` characters of JSON: optional fields go, then the summary
+/// and project are cut.
+fn shrink(row: &mut ListedConversation, room: usize) {
+    row.slug = None;
+    row.cwd = None;
+    row.git_branch = None;
+    row.first_timestamp = None;
+    row.project = budget::clip(&row.project, 40);
+    let rest = json_len(&ListedConversation {
+        summary: String::new(),
+        ..row.clone()
+    });
+    row.summary = budget::clip_json(&row.summary, room.saturating_sub(rest));
+}
+
+pub const DEF: ToolDef = ToolDef {
+    name: "list_conversations",
+    title: "List past sessions",
+    description: DESCRIPTION,
+    lane: Lane::Heavy,
+    input: input_schema::<ListParams>,
+    output: output_schema::<ListResponse>,
+    call,
+};
+
+fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
+    toolset::invoke(DEF.name, args, |p| run(ctx.snap, p))
 }

@@ -5,6 +5,7 @@ pub mod budget;
 pub mod find_file_history;
 pub mod index_status;
 pub mod list;
+pub mod progress;
 pub mod read_conversation;
 pub mod read_turn;
 pub mod recent_context;

@@ -3,34 +3,37 @@ use super::budget::{self, json_len};
 use super::iso;
 use crate::corpus::Snapshot;
 use crate::corpus::catalog::Conversation;
-use crate::server::{ConversationServer, ToolError, input_schema, output_schema};
+use crate::server::toolset::{self, Ctx, Lane, ToolDef};
+use crate::server::{ToolError, input_schema, output_schema};
 use crate::transcript::tools::{COMMAND_MAX_CHARS, cut_chars};
 use crate::transcript::{ToolCall, ToolKind, Turn};
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
-use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
 
-pub const DESCRIPTION: &str = "Read one turn of a past conversation in full: the user's prompt, \
-the assistant's reply and the tools it used (compactly: file, command, pattern...). Tool outputs \
-and thinking are not included. Use the session_id and turn_number from search_conversations. Output is bounded by max_chars: a longer turn keeps its head and tail, marks the cut, and gives next_offset to pass back as char_offset.";
+pub const DESCRIPTION: &str = "Read one turn of a past conversation in full: the prompt, the \
+reply and the tools used (file, command, pattern...; no tool output or thinking). Use session_id \
+and turn_number from search_conversations. A turn longer than max_chars keeps the head and tail \
+of prompt and reply around a marked cut; pass next_offset back as char_offset to read on, and \
+next_tool_offset as tool_offset for tool calls left out.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct ReadTurnParams {
-    /// Conversation id from search_conversations or list_conversations.
+    /// Conversation id (from search_conversations or list_conversations).
     pub session_id: String,
     /// Turn number (0-based).
     pub turn_number: i64,
-    /// Most characters of JSON to return (500-60000, default 20000). A longer turn keeps its
-    /// head and tail and says where to continue.
+    /// Most characters of JSON to return (500-60000, default 20000).
     #[serde(default)]
     pub max_chars: Option<i64>,
-    /// Read on from this character of the turn's text (prompt then reply), as given by
-    /// `next_offset` of a truncated answer.
+    /// Read on from this character of prompt+reply (next_offset of a shortened answer).
     #[serde(default)]
     pub char_offset: Option<i64>,
+    /// Only the tool calls from this one on, without the text (next_tool_offset of an answer
+    /// that left calls out).
+    #[serde(default)]
+    pub tool_offset: Option<i64>,
 }
 
 /// A tool call, compactly.
@@ -117,6 +120,7 @@ pub struct AttachmentOut {
 pub struct TurnOut {
     pub session_id: String,
     pub turn_number: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
     pub user_text: String,
     pub assistant_text: String,
@@ -124,86 +128,194 @@ pub struct TurnOut {
     /// Images and documents sent with the prompt (type and media type only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<AttachmentOut>,
-    /// True when text or tools were left out to stay within max_chars.
+    /// True when text or tools were left out to fit max_chars.
     pub truncated: bool,
     /// Characters of prompt plus reply in the whole turn.
     pub total_chars: usize,
-    /// Pass as `char_offset` to read_turn to read on.
+    /// Pass as char_offset to read_turn to read on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
+    /// Pass as tool_offset to read_turn for the tool calls left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_tool_offset: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
+/// Fewest characters of text a shortened turn shows.
+const MIN_TEXT: usize = 24;
+
+/// The note of a turn: tool calls left out (the first at `next_tool`), and where to read on.
+fn turn_note(
+    tools_left: usize,
+    tools_all: usize,
+    next_tool: usize,
+    w: &budget::Windowed,
+) -> Option<String> {
+    let tools = (tools_left > 0).then(|| {
+        format!("{tools_left} of {tools_all} tool calls left out; read them with tool_offset={next_tool}")
+    });
+    let text = w.truncated.then(|| match w.next_offset {
+        Some(n) => format!("text shortened; read on with char_offset={n}"),
+        None => "text shortened".to_owned(),
+    });
+    match (tools, text) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    }
+}
+
 impl TurnOut {
-    /// The turn within `max_chars` of JSON: whole, or head and tail around a marked cut, or
-    /// (with `char_offset`) the part of its text starting there.
+    /// The turn within `max_chars` of JSON: whole, or each long field's head and tail around
+    /// a marked cut, or (with `char_offset`) the part of its text starting there.
     pub fn new(
         conv: &Conversation,
-        turn: Turn,
+        turn: &Turn,
         max_chars: usize,
         char_offset: Option<usize>,
     ) -> Self {
-        let mut tools: Vec<ToolUsed> = turn.tools.iter().map(ToolUsed::from_call).collect();
-        let mut note = None;
-        // tools get at most a third of the budget
-        let tools_budget = max_chars / 3;
-        if json_len(&tools) > tools_budget {
-            let mut used = 2;
-            let mut keep = 0;
-            for t in &tools {
-                used += json_len(t) + 1;
-                if used > tools_budget {
-                    break;
-                }
-                keep += 1;
-            }
-            note = Some(format!(
-                "{} of {} tool calls left out to stay within max_chars",
-                tools.len() - keep,
-                tools.len()
-            ));
-            tools.truncate(keep);
-        }
+        let all: Vec<ToolUsed> = turn.tools.iter().map(ToolUsed::from_call).collect();
+        let total = turn.user_text.chars().count() + turn.assistant_text.chars().count();
         let mut out = TurnOut {
             session_id: conv.id.clone(),
             turn_number: turn.number,
             timestamp: iso(turn.timestamp),
             user_text: String::new(),
             assistant_text: String::new(),
-            tools_used: tools,
+            tools_used: Vec::new(),
             attachments: (turn.attachments.iter())
                 .map(|a| AttachmentOut {
                     kind: a.kind.clone(),
                     media_type: a.media_type.clone(),
                 })
                 .collect(),
-            truncated: note.is_some(),
-            total_chars: 0,
-            next_offset: None,
-            note,
+            truncated: true,
+            total_chars: total,
+            next_offset: Some(total),
+            next_tool_offset: Some(all.len()),
+            // the longest note it may get
+            note: Some(format!(
+                "{0} of {0} tool calls left out; read them with tool_offset={0}; text shortened; read on with char_offset={total}",
+                all.len()
+            )),
         };
-        // what the fixed fields take, with room for the note and offsets set below
-        let fixed = json_len(&out) + 160;
-        let w = budget::window(
-            &[&turn.user_text, &turn.assistant_text],
-            char_offset,
-            max_chars.saturating_sub(fixed),
-        );
-        let mut fields = w.fields.into_iter();
-        out.user_text = fields.next().unwrap_or_default();
-        out.assistant_text = fields.next().unwrap_or_default();
-        out.total_chars = w.total_chars;
-        out.next_offset = w.next_offset;
-        if w.truncated {
-            out.truncated = true;
-            if out.note.is_none() {
-                out.note = Some(match w.next_offset {
-                    Some(n) => format!("text shortened; read on with char_offset={n}"),
-                    None => "text shortened".to_owned(),
-                });
+        // tool calls get at most a third of what the envelope leaves
+        let tools_room = max_chars.saturating_sub(json_len(&out)) / 3;
+        let mut used = 0;
+        for t in &all {
+            used += json_len(t) + 1;
+            if used > tools_room {
+                break;
+            }
+            out.tools_used.push(t.clone());
+        }
+        if json_len(&out) + MIN_TEXT > max_chars {
+            // a tight budget: the text comes first
+            out.timestamp = None;
+            out.tools_used.clear();
+            out.attachments.clear();
+        }
+        // in the tightest budgets the note goes too (next_offset says where to read on)
+        let quiet = json_len(&out) + MIN_TEXT > max_chars;
+        if quiet {
+            out.note = None;
+        }
+        let kept = out.tools_used.len();
+        let fields = [turn.user_text.as_str(), turn.assistant_text.as_str()];
+        let mut room = max_chars.saturating_sub(json_len(&out)).max(6);
+        loop {
+            let w = budget::window(&fields, char_offset, room);
+            out.total_chars = w.total_chars;
+            out.next_offset = w.next_offset;
+            out.truncated = w.truncated || kept < all.len();
+            out.next_tool_offset = (kept < all.len()).then_some(kept);
+            out.note = if quiet {
+                None
+            } else {
+                turn_note(all.len() - kept, all.len(), kept, &w)
+            };
+            let mut texts = w.fields.into_iter();
+            out.user_text = texts.next().unwrap_or_default();
+            out.assistant_text = texts.next().unwrap_or_default();
+            let len = json_len(&out);
+            if len <= max_chars || room <= 6 {
+                return out;
+            }
+            room = room.saturating_sub(len - max_chars).max(6);
+        }
+    }
+}
+
+impl TurnOut {
+    /// The turn's tool calls from `from` on, as many as fit in `max_chars` (at least one,
+    /// shortened if need be), without the text: how calls left out of a turn are read.
+    pub fn tool_page(conv: &Conversation, turn: &Turn, max_chars: usize, from: usize) -> Self {
+        let calls: Vec<ToolUsed> = turn.tools.iter().map(ToolUsed::from_call).collect();
+        let from = from.min(calls.len());
+        let total = turn.user_text.chars().count() + turn.assistant_text.chars().count();
+        let mut out = TurnOut {
+            session_id: conv.id.clone(),
+            turn_number: turn.number,
+            timestamp: None,
+            user_text: String::new(),
+            assistant_text: String::new(),
+            tools_used: Vec::new(),
+            attachments: Vec::new(),
+            truncated: true,
+            total_chars: total,
+            next_offset: Some(0),
+            next_tool_offset: Some(calls.len()),
+            // the longest note it may get
+            note: Some(format!(
+                "tool calls {0}-{0} of {0}; text left out (char_offset=0 reads it)",
+                calls.len()
+            )),
+        };
+        let room = max_chars.saturating_sub(json_len(&out));
+        let mut used = 0;
+        for t in &calls[from..] {
+            used += json_len(t) + 1;
+            if used > room && !out.tools_used.is_empty() {
+                break;
+            }
+            out.tools_used.push(t.clone());
+        }
+        // one call too long for the budget: its strings shortened until it fits
+        for width in [80, 40, 12, 0] {
+            if json_len(&out) <= max_chars {
+                break;
+            }
+            if let Some(t) = out.tools_used.first_mut() {
+                t.tool = budget::clip(&t.tool, width.max(12));
+                for f in [
+                    &mut t.file,
+                    &mut t.command,
+                    &mut t.pattern,
+                    &mut t.agent_type,
+                    &mut t.description,
+                    &mut t.query,
+                    &mut t.url,
+                    &mut t.action,
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    *f = budget::clip(f, width);
+                }
             }
         }
+        let end = from + out.tools_used.len();
+        out.next_tool_offset = (end < calls.len()).then_some(end);
+        out.next_offset = (total > 0).then_some(0);
+        out.note = Some(if out.tools_used.is_empty() {
+            format!("no tool calls from {from} on ({} in all)", calls.len())
+        } else {
+            format!(
+                "tool calls {}-{end} of {}; text left out (char_offset=0 reads it)",
+                from + 1,
+                calls.len()
+            )
+        });
         out
     }
 }
@@ -215,7 +327,8 @@ pub fn find_conversation<'a>(
 ) -> Result<&'a std::sync::Arc<Conversation>, ToolError> {
     snap.catalog.by_id(id).ok_or_else(|| {
         ToolError::new(format!(
-            "Unknown session_id: {id}. Use list_conversations or search_conversations to find valid ids."
+            "Unknown session_id: {id}. Use list_conversations or search_conversations to find valid ids.{}",
+            super::progress::hint(snap)
         ))
     })
 }
@@ -251,19 +364,25 @@ pub fn run(snap: &Snapshot, p: ReadTurnParams) -> Result<TurnOut, ToolError> {
             )));
         }
     };
-    Ok(TurnOut::new(conv, turn, max_chars, char_offset))
+    match p.tool_offset {
+        None => Ok(TurnOut::new(conv, &turn, max_chars, char_offset)),
+        Some(o) if o >= 0 => Ok(TurnOut::tool_page(conv, &turn, max_chars, o as usize)),
+        Some(o) => Err(ToolError::new(format!(
+            "`tool_offset` must be 0 or more (got {o})."
+        ))),
+    }
 }
 
-#[tool_router(router = read_turn_router, vis = "pub(crate)")]
-impl ConversationServer {
-    #[tool(
-        name = "read_turn",
-        description = DESCRIPTION,
-        input_schema = input_schema::<ReadTurnParams>(),
-        output_schema = output_schema::<TurnOut>(),
-        annotations(title = "Read one turn", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
-    )]
-    pub async fn read_turn(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run_blocking(args, run).await
-    }
+pub const DEF: ToolDef = ToolDef {
+    name: "read_turn",
+    title: "Read one turn",
+    description: DESCRIPTION,
+    lane: Lane::Heavy,
+    input: input_schema::<ReadTurnParams>,
+    output: output_schema::<TurnOut>,
+    call,
+};
+
+fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
+    toolset::invoke(DEF.name, args, |p| run(ctx.snap, p))
 }

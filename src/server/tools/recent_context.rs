@@ -1,25 +1,23 @@
 //! `recent_context`: a compact Markdown digest of the last sessions (of this project by
 //! default) to pick up where they left off; also what `conversation-search context` prints.
 use super::budget::{self, json_len};
+use super::progress::{self, BuildOut};
 use super::{check_scope, iso};
 use crate::corpus::Snapshot;
 use crate::corpus::digest::SessionDigest;
 use crate::corpus::project::Scope;
 use crate::index::facts;
-use crate::server::{ConversationServer, ToolError, input_schema, output_schema};
+use crate::server::toolset::{self, Ctx, Lane, ToolDef};
+use crate::server::{ToolError, input_schema, output_schema};
 use crate::transcript::tools::cut_chars;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
-use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
 
-pub const DESCRIPTION: &str = "Where we left off: a compact Markdown digest of the most recent \
-sessions of this project (scope=project, default; the server's directory, its subfolders and \
-other worktrees of its repository) or of all projects (scope=all). Per session: title, when and \
-how long, turn count, the files most touched, the last prompt and how the last reply began. Use \
-it at the start of a session; then search_conversations / read_turn for details. sessions: 1-20 \
-(default 3); the whole result stays within max_chars (default 2000).";
+pub const DESCRIPTION: &str = "Where we left off: a short Markdown digest of the last sessions \
+of this project (or of all with scope=all): title, when, turns, files most touched, the last \
+prompt and how the last reply began. Use it at the start of a session, then \
+search_conversations / read_turn for details.";
 
 /// Default number of sessions.
 pub const DEFAULT_SESSIONS: i64 = 3;
@@ -53,6 +51,11 @@ pub struct RecentContextResponse {
     pub truncated: bool,
     /// False while the first index build is still running.
     pub complete: bool,
+    /// Present while the first index build runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Prompt and reply lengths tried, longest first, until the digest fits.
@@ -190,11 +193,15 @@ pub fn validate(p: &RecentContextParams) -> Result<(Scope, usize, usize), ToolEr
 pub fn run(snap: &Snapshot, p: RecentContextParams) -> Result<RecentContextResponse, ToolError> {
     let (scope, n, max_chars) = validate(&p)?;
     let digests = snap.recent_sessions(scope, n);
+    let build = progress::building(snap);
+    let note = build.as_ref().map(|b| progress::note(b, max_chars < 1500));
     let mut resp = RecentContextResponse {
         context: String::new(),
         session_ids: digests.iter().map(|d| d.conv.id.clone()).collect(),
         truncated: false,
         complete: snap.complete,
+        build,
+        note,
     };
     let envelope = json_len(&resp);
     let head = heading(snap, scope == Scope::All);
@@ -207,16 +214,16 @@ pub fn run(snap: &Snapshot, p: RecentContextParams) -> Result<RecentContextRespo
     Ok(resp)
 }
 
-#[tool_router(router = recent_context_router, vis = "pub(crate)")]
-impl ConversationServer {
-    #[tool(
-        name = "recent_context",
-        description = DESCRIPTION,
-        input_schema = input_schema::<RecentContextParams>(),
-        output_schema = output_schema::<RecentContextResponse>(),
-        annotations(title = "Where we left off", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
-    )]
-    pub async fn recent_context(&self, Parameters(args): Parameters<JsonObject>) -> CallToolResult {
-        self.run(args, run).await
-    }
+pub const DEF: ToolDef = ToolDef {
+    name: "recent_context",
+    title: "Where we left off",
+    description: DESCRIPTION,
+    lane: Lane::Heavy,
+    input: input_schema::<RecentContextParams>,
+    output: output_schema::<RecentContextResponse>,
+    call,
+};
+
+fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
+    toolset::invoke(DEF.name, args, |p| run(ctx.snap, p))
 }

@@ -1,74 +1,82 @@
 //! `search_conversations`: BM25 search over every indexed turn, with query operators, filters,
 //! paging, match-centred snippets and an output budget.
 use super::budget::{self, json_len};
+use super::progress::{self, BuildOut};
 use super::{check_limit, check_offset, check_scope, check_source, check_time, iso};
 use crate::corpus::Snapshot;
 use crate::corpus::query::{MatchRole, SearchRequest, SortOrder};
-use crate::server::{ConversationServer, ToolError, input_schema, output_schema};
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, JsonObject};
+use crate::index::Stop;
+use crate::server::toolset::{self, Ctx, Lane, ToolDef};
+use crate::server::{ToolError, input_schema, output_schema};
+use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
-use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
 
-pub const DESCRIPTION: &str = "Search past coding-agent conversations (all indexed sessions and \
-sub-agents) by keywords, ranked with BM25. Stack distinctive keywords and exact identifiers: \
-`watchdog reindex debounce`, `notify_debouncer`, `E0502`, `src/index/mod.rs`, `--max-staleness-ms`. \
-Syntax: plain keywords (any may match; turns matching more and rarer terms rank higher), \
-\"exact phrase\" (must appear), -word or -\"phrase\" (must not appear), prefix* (any word starting \
-so). Identifiers match whole and by their parts (snake_case, CamelCase, paths, flags); \
-case-insensitive. Filters: since/until (2026-05-01, 2026-05-01T10:00:00Z, or 7d/12h/30m ago), \
-git_branch, role (user|assistant: where the match must be), tool (turns that used it), file \
-(turns whose tool calls touched a path containing it), source (agent), project, session_id. \
-scope=project|all (default all; with all, turns of the server's project rank slightly \
-higher and every result says this_project). sort=relevance|recent; page with offset. Each result has a snippet centred on the matches and \
-the matched_terms; read the whole turn with read_turn. Output is bounded by max_chars.";
+pub const DESCRIPTION: &str = "Search past coding-agent conversations (sessions and sub-agents) \
+by keywords, ranked with BM25. Stack distinctive keywords and exact identifiers: \
+`watchdog reindex debounce`, `notify_debouncer`, `E0502`, `src/index/mod.rs`. Syntax: keywords \
+(any may match; more and rarer ones rank higher), \"exact phrase\", -word or -\"phrase\" \
+(excluded), prefix*. Identifiers match whole and by their parts; case-insensitive. The \
+server's own project ranks slightly higher (this_project). Results carry a snippet around the \
+matches; read a whole turn with read_turn. Page with offset.";
+
+pub const DEF: ToolDef = ToolDef {
+    name: "search_conversations",
+    title: "Search past conversations",
+    description: DESCRIPTION,
+    lane: Lane::Heavy,
+    input: input_schema::<SearchParams>,
+    output: output_schema::<SearchResponse>,
+    call,
+};
+
+fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
+    toolset::invoke(DEF.name, args, |p| run_with(ctx.snap, p, ctx.stop))
+}
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct SearchParams {
     /// Keywords, "exact phrases", -excluded words, prefix*.
     pub query: String,
-    /// Maximum number of results (1-100, default 10).
+    /// Results per page (1-100, default 10).
     #[serde(default)]
     pub limit: Option<i64>,
-    /// Skip this many results (paging; default 0).
+    /// Results to skip (paging).
     #[serde(default)]
     pub offset: Option<i64>,
-    /// Only search this conversation (a session id or a sub-agent id).
+    /// Only this conversation (session or sub-agent id).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Only projects whose name, directory or cwd contains this (case-insensitive).
+    /// Only projects whose name, directory or cwd contains this.
     #[serde(default)]
     pub project: Option<String>,
-    /// Only transcripts of this agent, named as in the results' `source` (index_status lists
-    /// the sources indexed).
+    /// Only transcripts of this agent.
     #[serde(default)]
     pub source: Option<String>,
-    /// Only turns at or after this time: ISO date/datetime or an age like 7d, 12h.
+    /// Only turns at or after: ISO date/datetime or an age (7d, 12h, 30m).
     #[serde(default)]
     pub since: Option<String>,
-    /// Only turns before this time (a date includes that whole day), or an age like 2d.
+    /// Only turns before: ISO date (whole day included)/datetime or an age.
     #[serde(default)]
     pub until: Option<String>,
-    /// Only sessions on this git branch (case-insensitive).
+    /// Only sessions on this git branch.
     #[serde(default)]
     pub git_branch: Option<String>,
-    /// Where the match must be: `user` (the prompt) or `assistant` (the reply).
+    /// Where the match must be: the prompt (user) or the reply (assistant).
     #[serde(default)]
     pub role: Option<String>,
     /// Only turns that used this tool (e.g. Bash, Edit).
     #[serde(default)]
     pub tool: Option<String>,
-    /// Only turns whose tool calls read or changed a path containing this.
+    /// Only turns whose tool calls touched a path containing this.
     #[serde(default)]
     pub file: Option<String>,
-    /// `relevance` (default) or `recent` (newest first).
+    /// Order: relevance (default) or recent.
     #[serde(default)]
     pub sort: Option<String>,
-    /// `project`: only this project's conversations (its directory, below it, or another
-    /// worktree of its git repository); `all` (default): every project, this project's turns ranked
-    /// slightly higher.
+    /// project: only the server's project (its folder, subfolders, git worktrees); all: every
+    /// project (default).
     #[serde(default)]
     pub scope: Option<String>,
     /// Most characters of JSON to return (500-60000, default 6000).
@@ -79,28 +87,28 @@ pub struct SearchParams {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct SearchResult {
-    /// Conversation id: pass it to read_turn / read_conversation.
+    /// For read_turn / read_conversation.
     pub session_id: String,
-    /// Which agent wrote the transcript (claude, codex, ...).
+    /// The agent that wrote the transcript.
     pub source: String,
     pub project: String,
     /// True when the conversation belongs to the server's project.
     pub this_project: bool,
     pub turn_number: u32,
-    /// BM25 score, rounded to 4 decimals.
     pub score: f64,
-    /// About 300 characters around the densest cluster of matches.
+    /// Text around the densest cluster of matches.
     pub snippet: String,
     /// The query's keywords, phrases and prefixes this turn matched.
     pub matched_terms: Vec<String>,
     /// When the turn started (ISO 8601, UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
-    /// Set when the terms occur only in tool names, file paths or commands of the turn.
+    /// Set when the terms occur only in tool names, paths or commands.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slug: Option<String>,
-    /// Set when the hit is in a sub-agent transcript: the session that spawned it.
+    /// For a sub-agent: the session that spawned it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_session_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -114,19 +122,20 @@ pub struct SearchResult {
 pub struct SearchResponse {
     pub results: Vec<SearchResult>,
     pub query: String,
-    /// Number of matching turns (duplicates collapsed) before paging. On large indexes a
-    /// broad query stops counting matches that cannot rank: then `total_exact` is false and
-    /// `total` is a lower bound.
+    /// Matching turns before paging; a lower bound when total_exact is false.
     pub total: usize,
     pub total_exact: bool,
     pub offset: usize,
     /// Offset of the next page, when more results exist.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
-    /// True when results were left out to stay within max_chars.
+    /// True when results were left out or shortened to fit max_chars.
     pub truncated: bool,
-    /// False while the first index build is still running (results are partial).
+    /// False while the first index build runs or when the time budget cut the search short.
     pub complete: bool,
+    /// Present while the first index build runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -141,7 +150,8 @@ pub fn request(snap: &Snapshot, p: &SearchParams) -> Result<SearchRequest, ToolE
     if let Some(id) = &p.session_id {
         if snap.catalog.by_id(id).is_none() {
             return Err(ToolError::new(format!(
-                "Unknown session_id: {id}. Use list_conversations or search without session_id to find ids."
+                "Unknown session_id: {id}. Use list_conversations or search without session_id to find ids.{}",
+                progress::hint(snap)
             )));
         }
     }
@@ -184,74 +194,182 @@ pub fn request(snap: &Snapshot, p: &SearchParams) -> Result<SearchRequest, ToolE
         file: nonempty(&p.file),
         sort,
         scope: check_scope(p.scope.as_deref())?,
+        stop: Stop::default(),
     })
 }
 
+/// Runs a search without a time budget (the CLI).
 pub fn run(snap: &Snapshot, p: SearchParams) -> Result<SearchResponse, ToolError> {
+    run_with(snap, p, &Stop::default())
+}
+
+/// Runs a search that stops when `stop` says so.
+pub fn run_with(
+    snap: &Snapshot,
+    p: SearchParams,
+    stop: &Stop,
+) -> Result<SearchResponse, ToolError> {
     let max_chars = budget::check_max_chars(p.max_chars, budget::SEARCH_DEFAULT)?;
-    let req = request(snap, &p)?;
+    let mut req = request(snap, &p)?;
+    req.stop = stop.clone();
     let outcome = snap.search(&req);
-    let mut resp = SearchResponse {
-        results: Vec::new(),
-        query: budget::clip(&p.query, budget::ECHO_CHARS),
+    let build = progress::building(snap);
+    let mut rows: Vec<SearchResult> = outcome
+        .hits
+        .into_iter()
+        .map(|h| SearchResult {
+            session_id: h.conv.id.clone(),
+            source: h.conv.source().to_owned(),
+            project: h.project,
+            this_project: h.this_project,
+            turn_number: h.turn,
+            score: h.score,
+            snippet: h.snippet,
+            matched_terms: h.matched_terms,
+            timestamp: iso(h.timestamp),
+            note: h
+                .tools_only
+                .then(|| "matched only in tool names, file paths or commands".to_owned()),
+            slug: h.conv.meta.slug.clone(),
+            parent_session_id: h.conv.parent.clone(),
+            agent_type: h.conv.agent_type().map(str::to_owned),
+            agent_description: h.conv.agent_description().map(str::to_owned),
+        })
+        .collect();
+    let page = Page {
+        query: budget::clip(&p.query, budget::echo_chars(max_chars)),
         total: outcome.total,
-        total_exact: outcome.total_exact,
+        exact: outcome.total_exact && build.is_none(),
         offset: req.offset,
-        next_offset: None,
-        truncated: false,
-        complete: snap.complete,
-        note: (!outcome.searchable).then(|| {
-            "The query has nothing to search for (only exclusions or stopwords); add a keyword."
-                .to_owned()
-        }),
+        available: rows.len(),
+        searchable: outcome.searchable,
+        stopped: outcome.stopped && !stop.cancelled(),
+        build,
+        short: max_chars < 1500,
+        max_chars,
     };
-    // room for the envelope fields that may still be set
-    let mut used = json_len(&resp) + 200;
-    let available = outcome.hits.len();
-    let rows = outcome.hits.into_iter().map(|h| SearchResult {
-        session_id: h.conv.id.clone(),
-        source: h.conv.source().to_owned(),
-        project: h.project,
-        this_project: h.this_project,
-        turn_number: h.turn,
-        score: h.score,
-        snippet: h.snippet,
-        matched_terms: h.matched_terms,
-        timestamp: iso(h.timestamp),
-        note: h
-            .tools_only
-            .then(|| "matched only in tool names, file paths or commands".to_owned()),
-        slug: h.conv.meta.slug.clone(),
-        parent_session_id: h.conv.parent.clone(),
-        agent_type: h.conv.agent_type().map(str::to_owned),
-        agent_description: h.conv.agent_description().map(str::to_owned),
-    });
-    resp.truncated = budget::fill(rows, &mut resp.results, &mut used, max_chars);
-    let shown = req.offset + resp.results.len();
-    resp.next_offset = budget::next_offset(req.offset, resp.results.len(), resp.total);
-    if resp.truncated {
-        resp.note = Some(format!(
-            "{} of {} results on this page did not fit in max_chars={max_chars}; continue with offset={shown} or raise max_chars.",
-            available - resp.results.len(),
-            available
-        ));
+    let mut n = budget::fitting(&rows, max_chars, |n| json_len(&page.envelope(n, false)));
+    let mut shrunk = false;
+    if n == 0 && !rows.is_empty() {
+        let room = budget::room_for_one(max_chars, json_len(&page.envelope(1, true)));
+        shrink(&mut rows[0], room);
+        shrunk = true;
+        n = 1;
+    }
+    rows.truncate(n);
+    let mut resp = page.envelope(n, shrunk);
+    resp.results = rows;
+    while json_len(&resp) > max_chars && resp.results.len() > 1 {
+        resp.results.pop();
+        let n = resp.results.len();
+        let rows = std::mem::take(&mut resp.results);
+        resp = page.envelope(n, shrunk);
+        resp.results = rows;
     }
     Ok(resp)
 }
 
-#[tool_router(router = search_router, vis = "pub(crate)")]
-impl ConversationServer {
-    #[tool(
-        name = "search_conversations",
-        description = DESCRIPTION,
-        input_schema = input_schema::<SearchParams>(),
-        output_schema = output_schema::<SearchResponse>(),
-        annotations(title = "Search past conversations", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
-    )]
-    pub async fn search_conversations(
-        &self,
-        Parameters(args): Parameters<JsonObject>,
-    ) -> CallToolResult {
-        self.run(args, run).await
+/// What a response says besides its rows.
+struct Page {
+    query: String,
+    total: usize,
+    exact: bool,
+    offset: usize,
+    /// Rows found for this page.
+    available: usize,
+    searchable: bool,
+    stopped: bool,
+    build: Option<BuildOut>,
+    short: bool,
+    max_chars: usize,
+}
+
+impl Page {
+    /// The response without rows when `n` rows are shown (`shrunk`: the one row was shortened).
+    fn envelope(&self, n: usize, shrunk: bool) -> SearchResponse {
+        let next_offset = budget::next_offset(self.offset, n, self.total);
+        let left_out = self.available - n;
+        let mut note = (!self.searchable).then(|| {
+            "The query has nothing to search for (only exclusions or stopwords); add a keyword."
+                .to_owned()
+        });
+        if let Some(b) = &self.build {
+            note = progress::join(note, progress::note(b, self.short));
+        }
+        if self.stopped {
+            note = progress::join(
+                note,
+                if self.short {
+                    "time budget hit: partial.".to_owned()
+                } else {
+                    "The search hit its time budget: results and total are partial; use rarer keywords or filters.".to_owned()
+                },
+            );
+        }
+        if left_out > 0 || shrunk {
+            let next = self.offset + n;
+            note = progress::join(
+                note,
+                match (self.short, shrunk) {
+                    (true, _) => format!("more: offset={next}"),
+                    (false, true) => format!(
+                        "The result was shortened to fit max_chars={}; continue with offset={next} or raise max_chars.",
+                        self.max_chars
+                    ),
+                    (false, false) => format!(
+                        "{left_out} of {} results on this page did not fit in max_chars={}; continue with offset={next} or raise max_chars.",
+                        self.available, self.max_chars
+                    ),
+                },
+            );
+        }
+        SearchResponse {
+            results: Vec::new(),
+            query: self.query.clone(),
+            total: self.total,
+            total_exact: self.exact,
+            offset: self.offset,
+            next_offset,
+            truncated: left_out > 0 || shrunk,
+            complete: self.build.is_none() && !self.stopped,
+            build: self.build.clone(),
+            note,
+        }
     }
+}
+
+/// Shortens a result to at most `room` characters of JSON: optional fields go, then the
+/// snippet, matched terms and project are cut.
+fn shrink(row: &mut SearchResult, room: usize) {
+    row.slug = None;
+    row.agent_type = None;
+    row.agent_description = None;
+    row.note = None;
+    let steps: [fn(&mut SearchResult); 3] = [
+        |r| r.project = budget::clip(&r.project, 40),
+        |r| {
+            r.matched_terms.truncate(3);
+            r.timestamp = None;
+        },
+        |r| {
+            r.matched_terms.clear();
+            r.project = budget::clip(&r.project, 12);
+            r.parent_session_id = None;
+        },
+    ];
+    for step in steps {
+        let snippet = std::mem::take(&mut row.snippet);
+        let rest = json_len(row);
+        if rest + 8 <= room {
+            row.snippet = budget::clip_json(&snippet, room - rest);
+            return;
+        }
+        row.snippet = snippet;
+        step(row);
+    }
+    let rest = json_len(&SearchResult {
+        snippet: String::new(),
+        ..row.clone()
+    });
+    row.snippet = budget::clip_json(&row.snippet, room.saturating_sub(rest));
 }

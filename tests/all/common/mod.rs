@@ -22,6 +22,7 @@ pub mod mcp;
 pub mod opencode;
 pub mod project;
 pub mod qwen;
+pub mod raw;
 pub mod search;
 pub mod session;
 pub mod sqlitedb;

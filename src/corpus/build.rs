@@ -1,0 +1,222 @@
+//! The first build: every file read once, in parallel. Workers hand over a finished segment
+//! (with the files whose turns it holds) now and then, and the writer publishes what it has at
+//! most every [`PROGRESS_EVERY`], so searches answer from the first files on while the build
+//! runs; those snapshots say `complete: false` and keep generation 0.
+use super::catalog::ConvId;
+use super::ingest::{FileState, ReadOutcome};
+use super::writer::{Batch, ConvUpdate, FileEntry, Writer};
+use crate::index::Segment;
+use crate::transcript::SourceFile;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{Sender, channel};
+use std::time::{Duration, Instant};
+
+/// Text a segment of the first build holds before the next one is started.
+const SEGMENT_TEXT_BYTES: usize = 64 << 20;
+/// A worker's first segment is handed over after this long; each later one after twice the
+/// previous wait (so a long build makes few, large segments).
+const FIRST_HANDOVER: Duration = Duration::from_millis(250);
+/// Least time between two published progress snapshots.
+const PROGRESS_EVERY: Duration = Duration::from_millis(200);
+
+/// Test hook: `CONVERSATION_SEARCH_TEST_BUILD_DELAY_MS` makes each file of the first build
+/// take that much longer, so that black-box tests can watch a build in progress. Read once.
+fn delay_per_file() -> Option<Duration> {
+    static DELAY: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
+    *DELAY.get_or_init(|| {
+        std::env::var("CONVERSATION_SEARCH_TEST_BUILD_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+    })
+}
+
+/// A file read by a worker: its state, its conversations and their ids.
+type Read = (FileState, Vec<ConvUpdate>, Vec<ConvId>);
+/// What a worker hands over: finished segments (with their documents' places) and the files
+/// whose turns they hold.
+type Chunk = (Vec<(Segment, Vec<(ConvId, u32)>)>, Vec<Read>);
+
+/// Counters the workers share.
+struct Shared<'a> {
+    files: &'a [SourceFile],
+    /// Each file's size when the build started.
+    sizes: &'a [u64],
+    next: AtomicUsize,
+    conv_base: AtomicUsize,
+    seg_base: AtomicU64,
+    progress: &'a super::BuildProgress,
+}
+
+impl Writer {
+    /// Reads every file once, in parallel, publishing progress, then the first complete
+    /// snapshot.
+    pub fn initial_build(&mut self) {
+        let started = Instant::now();
+        let files = self.discover();
+        let sizes: Vec<u64> = files
+            .iter()
+            .map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len()))
+            .collect();
+        let shared = Arc::clone(&self.shared);
+        shared
+            .progress
+            .start(files.len() as u64, sizes.iter().sum());
+        let threads = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, 8);
+        let work = Shared {
+            files: &files,
+            sizes: &sizes,
+            next: AtomicUsize::new(0),
+            conv_base: AtomicUsize::new(self.next_conv as usize),
+            seg_base: AtomicU64::new(self.next_seg),
+            progress: &shared.progress,
+        };
+        let (tx, rx) = channel::<Chunk>();
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                let tx = tx.clone();
+                let work = &work;
+                s.spawn(move || worker(work, tx));
+            }
+            drop(tx);
+            let mut published = Instant::now();
+            for chunk in rx {
+                self.take_chunk(chunk);
+                if published.elapsed() >= PROGRESS_EVERY {
+                    self.next_conv = work.conv_base.load(Ordering::Relaxed) as ConvId;
+                    self.next_seg = work.seg_base.load(Ordering::Relaxed);
+                    let groups = self.project_groups();
+                    self.catalog.set_groups(groups);
+                    self.publish_as_is(started);
+                    published = Instant::now();
+                }
+            }
+        });
+        self.next_conv = work.conv_base.load(Ordering::Relaxed) as ConvId;
+        self.next_seg = work.seg_base.load(Ordering::Relaxed);
+        let groups = self.project_groups();
+        self.catalog.set_groups(groups);
+        self.complete = true;
+        self.publish(started);
+        self.log_built(started);
+    }
+
+    /// Adds a worker's files and segments.
+    fn take_chunk(&mut self, (segments, read): Chunk) {
+        for (state, convs, ids) in read {
+            let path = state.src.path.clone();
+            let src = Arc::new(state.src.clone());
+            let mut entry = FileEntry {
+                state,
+                convs: Vec::new(),
+                src,
+            };
+            for (c, id) in convs.into_iter().zip(ids) {
+                entry.convs.push((c.id.clone(), id));
+                self.update_conversation(&entry, id, c, &mut Vec::new());
+            }
+            self.files.insert(path, entry);
+        }
+        for (seg, docs) in segments {
+            self.place_segment(seg, &docs, true);
+        }
+    }
+
+    fn log_built(&self, started: Instant) {
+        let snap = self.shared.snapshot();
+        let mut sizes = [0usize; 5];
+        for sv in &snap.index.segs {
+            for (a, b) in sizes.iter_mut().zip(sv.seg.breakdown()) {
+                *a += b;
+            }
+        }
+        tracing::debug!(
+            text_mb = sizes[0] >> 20,
+            postings_mb = sizes[1] >> 20,
+            dictionary_mb = sizes[2] >> 20,
+            documents_mb = sizes[3] >> 20,
+            paths_mb = sizes[4] >> 20,
+            segments = snap.index.segs.len(),
+            "index memory"
+        );
+        tracing::info!(
+            files = snap.stats.files,
+            conversations = snap.catalog.iter().count(),
+            turns = snap.index.live_docs,
+            bytes = snap.stats.bytes_indexed,
+            skipped_lines = snap.stats.skipped_lines,
+            ms = started.elapsed().as_millis() as u64,
+            "index built"
+        );
+    }
+}
+
+/// One worker: takes files until none is left, turning their turns into segments that are
+/// handed over when large enough or after a wait that doubles each time.
+fn worker(work: &Shared, tx: Sender<Chunk>) {
+    let mut batch = Batch::default();
+    let mut read: Vec<Read> = Vec::new();
+    let mut wait = FIRST_HANDOVER;
+    let mut since = Instant::now();
+    let finish = |batch: Batch| {
+        let id = work.seg_base.fetch_add(1, Ordering::Relaxed);
+        (batch.builder.finish(id), batch.docs)
+    };
+    loop {
+        let i = work.next.fetch_add(1, Ordering::Relaxed);
+        let Some(src) = work.files.get(i) else { break };
+        if let Some(d) = delay_per_file() {
+            std::thread::sleep(d);
+        }
+        let mut state = FileState::new(src.clone());
+        let convs = match state.read() {
+            ReadOutcome::Appended(convs) => convs,
+            ReadOutcome::Replaced { changed, .. } => changed,
+            ReadOutcome::Unchanged => Vec::new(),
+            ReadOutcome::Gone | ReadOutcome::Rewritten => {
+                work.progress.file_done(work.sizes[i], 0);
+                continue;
+            }
+        };
+        let ids: Vec<ConvId> = convs
+            .iter()
+            .map(|_| work.conv_base.fetch_add(1, Ordering::Relaxed) as ConvId)
+            .collect();
+        // the turns go into the segment; only their summary is kept
+        let mut updates = Vec::with_capacity(convs.len());
+        let mut turn_count = 0;
+        for (c, &id) in convs.into_iter().zip(&ids) {
+            let (update, turns) = ConvUpdate::split(c);
+            for t in &turns {
+                batch.add(id, t);
+            }
+            turn_count += turns.len() as u64;
+            updates.push(update);
+        }
+        work.progress.file_done(work.sizes[i], turn_count);
+        read.push((state, updates, ids));
+        let full = batch.builder.text_bytes() >= SEGMENT_TEXT_BYTES;
+        if full || since.elapsed() >= wait {
+            let segments = if batch.docs.is_empty() {
+                Vec::new()
+            } else {
+                vec![finish(std::mem::take(&mut batch))]
+            };
+            if tx.send((segments, std::mem::take(&mut read))).is_err() {
+                return;
+            }
+            wait *= 2;
+            since = Instant::now();
+        }
+    }
+    // finish the last segment here, in parallel with the other workers
+    let segments = if batch.docs.is_empty() {
+        Vec::new()
+    } else {
+        vec![finish(batch)]
+    };
+    let _ = tx.send((segments, read));
+}

@@ -1,0 +1,217 @@
+//! The tools as served: one definition per tool (name, description, schemas, how it runs), the
+//! `tools/list` answer built once with portable schemas, and argument checks against them.
+use super::ToolError;
+use super::schema::{self, Enums};
+use super::tools;
+use crate::corpus::{Shared, Snapshot};
+use crate::index::Stop;
+use crate::live::LiveStatus;
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::sync::{Arc, OnceLock};
+
+/// Where a tool call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// Cheap and bounded (status): never waits behind heavy calls.
+    Light,
+    /// Searches and reads: at most a few at a time.
+    Heavy,
+}
+
+/// What a tool call sees: the snapshot it answers from, the indexer's state as of now, and
+/// when to stop.
+pub struct Ctx<'a> {
+    pub snap: &'a Snapshot,
+    pub shared: &'a Shared,
+    pub live: &'a LiveStatus,
+    pub stop: &'a Stop,
+}
+
+/// How a tool call is carried out: arguments in, JSON out.
+pub type Call = fn(&Ctx<'_>, JsonObject) -> Result<Value, ToolError>;
+
+/// One tool.
+pub struct ToolDef {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub lane: Lane,
+    /// The schemars schemas of the arguments and the result.
+    pub input: fn() -> Arc<JsonObject>,
+    pub output: fn() -> Arc<JsonObject>,
+    pub call: Call,
+}
+
+/// Every tool, in the order `tools/list` gives them.
+pub fn all() -> [&'static ToolDef; 7] {
+    [
+        &tools::search::DEF,
+        &tools::list::DEF,
+        &tools::read_turn::DEF,
+        &tools::read_conversation::DEF,
+        &tools::find_file_history::DEF,
+        &tools::recent_context::DEF,
+        &tools::index_status::DEF,
+    ]
+}
+
+/// The tool called `name`.
+pub fn find(name: &str) -> Option<&'static ToolDef> {
+    all().into_iter().find(|t| t.name == name)
+}
+
+/// Names of the tools, for messages.
+pub fn names() -> String {
+    all().map(|t| format!("`{}`", t.name)).join(", ")
+}
+
+/// The `tools/list` answer, built once.
+pub fn listed() -> &'static [Tool] {
+    static LIST: OnceLock<Vec<Tool>> = OnceLock::new();
+    LIST.get_or_init(|| all().iter().map(|d| build(d)).collect())
+}
+
+fn build(d: &ToolDef) -> Tool {
+    let sources: Vec<&str> = crate::transcript::ADAPTERS
+        .iter()
+        .map(|a| a.name())
+        .collect();
+    let enums: Enums = &[
+        ("role", &["user", "assistant"]),
+        ("sort", &["relevance", "recent"]),
+        ("source", &sources),
+        ("operation", &["read", "edit", "write"]),
+        ("operations", &["read", "edit", "write"]),
+        ("scope", &["project", "all"]),
+    ];
+    let input = schema::portable(&(d.input)(), enums, true);
+    // results name their source as a plain string: the list of formats grows, and a model
+    // reads it from the argument's enum already
+    let output_enums: Vec<_> = enums
+        .iter()
+        .filter(|(k, _)| *k != "source")
+        .copied()
+        .collect();
+    let output = schema::portable(&(d.output)(), &output_enums, false);
+    Tool::new(d.name, d.description, Arc::new(input))
+        .with_raw_output_schema(Arc::new(output))
+        .with_annotations(
+            ToolAnnotations::with_title(d.title)
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        )
+}
+
+/// The portable input schema of the tool `name`.
+fn input_of(name: &str) -> Option<&'static JsonObject> {
+    listed()
+        .iter()
+        .find(|t| t.name == name)
+        .map(|t| t.input_schema.as_ref())
+}
+
+/// Parses the arguments of tool `name` into `P` and runs `f`, serializing its result.
+pub fn invoke<P, R>(
+    name: &str,
+    args: JsonObject,
+    f: impl FnOnce(P) -> Result<R, ToolError>,
+) -> Result<Value, ToolError>
+where
+    P: DeserializeOwned,
+    R: Serialize,
+{
+    let mut args = args;
+    if let Some(schema) = input_of(name) {
+        check_arg_types(&mut args, schema)?;
+    }
+    let params: P = serde_json::from_value(Value::Object(args)).map_err(|e| {
+        ToolError::new(format!(
+            "Invalid arguments: {e}. Check the tool's input schema."
+        ))
+    })?;
+    serde_json::to_value(f(params)?).map_err(|e| ToolError::new(format!("internal error: {e}")))
+}
+
+/// JSON type names a value satisfies.
+fn json_types(v: &Value) -> &'static [&'static str] {
+    match v {
+        Value::Null => &["null"],
+        Value::Bool(_) => &["boolean"],
+        Value::Number(n) if n.is_i64() || n.is_u64() => &["integer", "number"],
+        Value::Number(_) => &["number"],
+        Value::String(_) => &["string"],
+        Value::Array(_) => &["array"],
+        Value::Object(_) => &["object"],
+    }
+}
+
+/// Checks each argument against the type its schema property declares, so that a mistake names
+/// the parameter ("`limit` must be an integer (got "ten")") and required ones are present. A
+/// null optional argument counts as absent.
+fn check_arg_types(args: &mut JsonObject, schema: &JsonObject) -> Result<(), ToolError> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    args.retain(|k, v| !v.is_null() || required.contains(&k.as_str()));
+    for name in &required {
+        if args.get(*name).is_none_or(Value::is_null) {
+            return Err(ToolError::new(format!("`{name}` is required.")));
+        }
+    }
+    let props = schema.get("properties").and_then(Value::as_object);
+    for (name, value) in args.iter() {
+        let Some(prop) = props.and_then(|p| p.get(name)) else {
+            continue;
+        };
+        let Some(expected) = prop.get("type").and_then(Value::as_str) else {
+            continue;
+        };
+        if !json_types(value).contains(&expected) {
+            let shown = crate::transcript::tools::cut_chars(&value.to_string(), 60);
+            return Err(ToolError::new(format!(
+                "`{name}` must be {} (got {shown}).",
+                match expected {
+                    "integer" => "an integer",
+                    "string" => "a string",
+                    "boolean" => "true or false",
+                    "object" => "an object",
+                    "array" => "an array",
+                    other => other,
+                }
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_schema_is_portable() {
+        for t in listed() {
+            let input = Value::Object(t.input_schema.as_ref().clone());
+            assert!(
+                schema::non_portable(&input).is_empty(),
+                "{}: {input}",
+                t.name
+            );
+            let output = Value::Object(t.output_schema.as_deref().cloned().unwrap_or_default());
+            assert!(
+                schema::non_portable(&output).is_empty(),
+                "{}: {output}",
+                t.name
+            );
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! Host fit, first build (issue point 1): while the first index build runs (no cache yet),
+//! every tool answers at once from what is indexed so far; every such answer says
+//! `complete: false`, `total_exact: false` and how far the build is (files and bytes done of
+//! total); `index_status` counts grow as files finish; nothing claims exactness before the
+//! build is complete.
+//!
+//! The build is slowed with the test hook `CONVERSATION_SEARCH_TEST_BUILD_DELAY_MS` (each file
+//! takes that much longer), so that it is still running when the first requests arrive.
+
+use crate::common::fixture::ProjectsDir;
+use crate::common::poll_until_desc;
+use crate::common::raw::{ERAS, Era, Raw};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const FILES: u64 = 40;
+
+fn corpus() -> ProjectsDir {
+    let dir = ProjectsDir::new();
+    let p = dir.project("-home-u-work-build");
+    for i in 0..FILES {
+        p.session(&format!("b0000000-0000-4000-8000-{i:012}"))
+            .exchange(&format!("buildword fileword{i} prompt"), "buildword reply");
+    }
+    dir
+}
+
+fn start(dir: &ProjectsDir, era: Era) -> Raw {
+    Raw::start(
+        &["--projects-dir", dir.path_str(), "--no-cache"],
+        &[("CONVERSATION_SEARCH_TEST_BUILD_DELAY_MS", "400")],
+        era,
+    )
+}
+
+/// Checks what an answer given during the build says about it.
+fn assert_partial(r: &Value, what: &str) {
+    assert_eq!(r["complete"], false, "{what}: {r}");
+    let b = &r["build"];
+    assert_eq!(b["files_total"], FILES, "{what}: {r}");
+    assert!(b["files_done"].as_u64().unwrap() <= FILES, "{what}: {r}");
+    assert!(b["bytes_total"].as_u64().unwrap() > 0, "{what}: {r}");
+}
+
+#[test]
+fn answers_during_the_first_build_are_partial_and_say_how_far_it_is() {
+    for era in ERAS {
+        let dir = corpus();
+        let mut s = start(&dir, era);
+        // the files are found first (milliseconds), then read (seconds)
+        poll_until_desc("the files to be found", Duration::from_secs(30), || {
+            let st = s.tool_ok("index_status", json!({}));
+            (st["build"]["files_total"] == FILES || st["complete"] == true).then_some(())
+        });
+        let r = s.tool_ok(
+            "search_conversations",
+            json!({"query": "buildword", "limit": 100}),
+        );
+        assert_partial(&r, "search");
+        assert_eq!(r["total_exact"], false, "{era:?}: {r}");
+        assert!(
+            r["note"]
+                .as_str()
+                .is_some_and(|n| n.contains("index build")),
+            "{r}"
+        );
+        let l = s.tool_ok("list_conversations", json!({}));
+        assert_partial(&l, "list");
+        assert_eq!(l["total_exact"], false, "{l}");
+        let h = s.tool_ok("find_file_history", json!({"path": "nothing-touched"}));
+        assert_partial(&h, "file history");
+        let st = s.tool_ok("index_status", json!({}));
+        assert_partial(&st, "index_status");
+        assert_eq!(st["generation"], 0, "{st}");
+        // once done: complete, exact, everything found
+        let done = wait_done(&mut s);
+        assert_eq!(done["files"], FILES, "{done}");
+        let r = s.tool_ok(
+            "search_conversations",
+            json!({"query": "buildword", "limit": 100}),
+        );
+        assert_eq!(
+            (r["complete"].clone(), r["total"].clone()),
+            (json!(true), json!(FILES)),
+            "{r}"
+        );
+        assert_eq!(r["total_exact"], true, "{r}");
+        assert!(r.get("build").is_none(), "{r}");
+    }
+}
+
+fn wait_done(s: &mut Raw) -> Value {
+    poll_until_desc("the first build to finish", Duration::from_secs(60), || {
+        let st = s.tool_ok("index_status", json!({}));
+        (st["complete"] == true).then_some(st)
+    })
+}
+
+#[test]
+fn index_status_counts_grow_as_files_finish() {
+    let dir = corpus();
+    let mut s = start(&dir, Era::Init("2025-06-18"));
+    let mut turns_seen = Vec::new();
+    let mut done_seen = Vec::new();
+    let last = poll_until_desc("the first build to finish", Duration::from_secs(60), || {
+        let st = s.tool_ok("index_status", json!({}));
+        turns_seen.push(st["turns"].as_u64().unwrap());
+        if let Some(d) = st["build"]["files_done"].as_u64() {
+            done_seen.push(d);
+        }
+        (st["complete"] == true).then_some(st)
+    });
+    assert_eq!(last["turns"], FILES, "{last}");
+    assert!(
+        turns_seen.iter().any(|&t| t > 0 && t < FILES),
+        "turns went from 0 to {FILES} at once: {turns_seen:?}"
+    );
+    assert!(
+        done_seen.windows(2).all(|w| w[0] <= w[1]) && done_seen.iter().any(|&d| d > 0 && d < FILES),
+        "files done did not grow: {done_seen:?}"
+    );
+}
+
+#[test]
+fn a_session_not_indexed_yet_is_reported_as_such() {
+    let dir = corpus();
+    let mut s = start(&dir, Era::Init("2025-06-18"));
+    // the last file in path order is read last
+    let last = format!("b0000000-0000-4000-8000-{:012}", FILES - 1);
+    let r = s.tool("read_turn", json!({"session_id": last, "turn_number": 0}));
+    let result = &r["result"];
+    if result["isError"] == true {
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("index build is still running"), "{r}");
+    }
+}
