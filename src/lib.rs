@@ -1,4 +1,4 @@
-//! conversation-search: BM25 search over coding-agent transcripts, served over stdio MCP.
+//! conversation-search: BM25 search over coding-agent transcripts, served over MCP (stdio or HTTP).
 //!
 //! Layers, bottom up:
 //! - [`util`]: timestamps, globs, varints and the cache codec.

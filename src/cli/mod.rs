@@ -133,7 +133,8 @@ impl GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve MCP over stdin/stdout (the default when no command is given).
+    /// Serve MCP over stdin/stdout (the default when no command is given), or over HTTP with
+    /// --http.
     Serve(ServeArgs),
     /// Search once: one block per hit on a terminal, the MCP JSON when piped or with --json.
     Search(SearchArgs),
@@ -228,6 +229,23 @@ pub struct ServeArgs {
     /// Glob matched against project directory names [default: *]
     #[arg(value_name = "PATTERN")]
     pub pattern: Option<String>,
+    /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio, for many clients at
+    /// once [ADDR: 127.0.0.1:7102]; ADDR is IP:PORT, [IPv6]:PORT, localhost:PORT or PORT
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        require_equals = false,
+        default_missing_value = "127.0.0.1:7102",
+        value_parser = crate::server::http::parse_addr
+    )]
+    pub http: Option<std::net::SocketAddr>,
+    /// With --http: allow a non-loopback ADDR (needs --token-file too)
+    #[arg(long, requires = "http")]
+    pub allow_remote: bool,
+    /// With --http: every request must send `Authorization: Bearer <the token in FILE>`
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub token_file: Option<PathBuf>,
     /// Time budget of one query: a search still running then returns what it found, marked
     /// partial (milliseconds; 0 stops every search at its first check)
     #[arg(long, value_name = "MS", default_value_t = 2000)]
@@ -374,6 +392,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 const STOP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    // a refused HTTP configuration exits before anything is indexed
+    let listener = args
+        .http
+        .map(|addr| {
+            crate::server::http::Listener::bind(&crate::server::http::HttpOptions {
+                addr,
+                allow_remote: args.allow_remote,
+                token_file: args.token_file.clone(),
+            })
+        })
+        .transpose()?;
     let roots = roots(global, args.pattern.as_deref())?;
     let shared = Shared::new(Snapshot {
         roots: Arc::new(roots.clone()),
@@ -397,16 +426,46 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
             live::run(writer, writer_status, cfg, cache, (tx, rx));
         })
         .context("cannot start the indexer thread")?;
+    let timeout = Duration::from_millis(args.query_timeout_ms);
+    if let Some(listener) = listener {
+        return serve_http(shared, status, timeout, listener, &stopper);
+    }
     // One runtime thread for the transport and the protocol; tool calls run on the blocking
     // pool (bounded by the server), so nothing waits behind a heavy query.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let timeout = Duration::from_millis(args.query_timeout_ms);
     let served = runtime.block_on(crate::server::serve_stdio(shared, status, timeout));
     // the client is gone: let the indexer save what changed since its last cache write
     stopper.stop(STOP_TIMEOUT);
     served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `serve --http`: many clients, so a runtime thread per core; on SIGTERM the indexer gets what
+/// is left of the shutdown budget to save its pending cache update.
+fn serve_http(
+    shared: Arc<Shared>,
+    status: Arc<live::LiveStatus>,
+    query_timeout: Duration,
+    listener: crate::server::http::Listener,
+    stopper: &live::Stopper,
+) -> anyhow::Result<ExitCode> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let exit_by = runtime.block_on(crate::server::http::serve_http(
+        shared,
+        status,
+        query_timeout,
+        listener,
+    ))?;
+    // tools still running on the blocking pool are not waited for
+    runtime.shutdown_timeout(Duration::from_millis(50));
+    stopper.stop(exit_by.saturating_duration_since(std::time::Instant::now()));
     Ok(ExitCode::SUCCESS)
 }

@@ -47,6 +47,7 @@ mod host_fit_first_build;
 mod host_fit_memory;
 mod host_fit_protocol;
 mod host_fit_schemas;
+mod http;
 mod live_chunks;
 mod live_concurrency;
 mod live_debounce;

@@ -13,6 +13,7 @@ pub mod continue_cli;
 pub mod droid;
 pub mod fixture;
 pub mod formats;
+pub mod http_client;
 pub mod ids;
 pub mod jsonrpc;
 pub mod kimi;
