@@ -7,14 +7,15 @@
 //!
 //! Modules, each using only those before it: `schema` (documents and the posting format),
 //! `tokenizer`, `intern` and `facts` (the leaves); `scoring` (BM25 arithmetic); `blockmax`;
-//! `segment`; `view`; `persist`; `query` (syntax and [`Plan`]); `snippet`; `maxscore` (one
-//! segment's scoring) and `topk` (the evaluation).
+//! `segment`; `view`; `persist`; `phrase` (matching phrases in texts); `query` (syntax and
+//! [`Plan`]); `snippet`; `maxscore` (one segment's scoring) and `topk` (the evaluation).
 pub mod blockmax;
 pub mod facts;
 mod fold;
 pub mod intern;
 pub mod maxscore;
 pub mod persist;
+pub mod phrase;
 pub mod query;
 pub mod schema;
 pub mod scoring;

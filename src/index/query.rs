@@ -2,8 +2,11 @@
 //! `-excluded` (a word or a `-"phrase"`), and `prefix*` — and the [`Plan`] it parses into,
 //! which evaluation and snippets read. Malformed syntax (an unclosed quote) degrades to
 //! keywords; it is never an error.
+use super::phrase::PhraseSet;
+pub use super::phrase::normalize_for_phrase;
 use super::schema::DocText;
 use super::tokenizer::Tokenizer;
+use std::sync::OnceLock;
 
 /// One term of a query plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +39,8 @@ pub struct Plan {
     pub labels: Vec<String>,
     /// When to give up and return what was found (time budget, cancellation).
     pub stop: super::stop::Stop,
+    /// `phrases` and `excluded_phrases`, compiled for matching.
+    pub compiled: CompiledPhrases,
 }
 
 impl Plan {
@@ -68,27 +73,33 @@ impl Plan {
 
 impl Plan {
     /// Whether a document's text passes the plan's phrase constraints (`scratch` is reused
-    /// between calls).
+    /// between calls). A phrase lies within one field: it never spans the prompt and the reply.
     pub fn phrases_ok(&self, text: &DocText, scratch: &mut String) -> bool {
-        if self.phrases.is_empty() && self.excluded_phrases.is_empty() {
+        if !self.has_phrases() {
             return true;
         }
-        // a phrase lies within one field: it never spans the prompt and the reply
-        let mut found = vec![false; self.phrases.len()];
-        for field in [text.user, text.assistant, text.tools] {
-            normalize_for_phrase(field, scratch);
-            if self
-                .excluded_phrases
-                .iter()
-                .any(|p| scratch.contains(p.as_str()))
-            {
-                return false;
-            }
-            for (f, p) in found.iter_mut().zip(&self.phrases) {
-                *f |= scratch.contains(p.as_str());
-            }
-        }
-        found.iter().all(|&f| f)
+        let set = self
+            .compiled
+            .0
+            .get_or_init(|| PhraseSet::new(&self.phrases, &self.excluded_phrases));
+        set.ok([text.user, text.assistant, text.tools], scratch)
+    }
+}
+
+/// The plan's phrases compiled on first use. Not part of what a plan means (equal whatever
+/// they hold), and not shared by clones (a clone may change its phrases).
+#[derive(Debug, Default)]
+pub struct CompiledPhrases(OnceLock<PhraseSet>);
+
+impl Clone for CompiledPhrases {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for CompiledPhrases {
+    fn eq(&self, _: &Self) -> bool {
+        true
     }
 }
 
@@ -164,46 +175,6 @@ fn pieces(query: &str) -> Vec<Piece> {
         }
     }
     out
-}
-
-/// Lowercases and reduces every run of non-alphanumeric characters to one space, with a space
-/// at both ends, so that phrase matching is a substring test on word boundaries.
-pub fn normalize_for_phrase(text: &str, out: &mut String) {
-    out.clear();
-    out.reserve(text.len() + 2);
-    out.push(' ');
-    let mut space = true;
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        // ASCII (most of any transcript) byte by byte; other characters decoded
-        if b < 0x80 {
-            i += 1;
-            if b.is_ascii_alphanumeric() {
-                out.push(b.to_ascii_lowercase() as char);
-                space = false;
-            } else if !space {
-                out.push(' ');
-                space = true;
-            }
-            continue;
-        }
-        let Some(c) = text[i..].chars().next() else {
-            break;
-        };
-        i += c.len_utf8();
-        if c.is_alphanumeric() {
-            out.extend(c.to_lowercase());
-            space = false;
-        } else if !space {
-            out.push(' ');
-            space = true;
-        }
-    }
-    if !space {
-        out.push(' ');
-    }
 }
 
 /// Parses a query into an evaluation plan.
