@@ -8,7 +8,8 @@ use super::project::{PROJECT_PRIOR, Scope};
 use super::request::Filters;
 pub use super::request::{MatchRole, SearchRequest, SortOrder};
 use crate::index::{
-    self, Bm25, DocMeta, EvalRequest, Evaluation, Hit, Plan, Pruning, Segment, Tokenizer, snippet,
+    self, Bm25, DocMeta, EvalRequest, Evaluation, Hit, Lead, Plan, Pruning, Segment, Tokenizer,
+    snippet,
 };
 use rustc_hash::FxHashSet;
 use std::cmp::Ordering;
@@ -105,10 +106,10 @@ impl Search<'_> {
     /// Evaluates the segments `scan`, sharing the k-th best score with the other half.
     fn evaluate_part(&self, scan: &[usize], shared: Option<&AtomicU32>) -> Evaluation {
         let snap = self.snap;
-        let (pruning, surely_on) = match self.req.sort {
-            SortOrder::Relevance => (Pruning::ByScore, true),
+        let (pruning, surely_on, lead) = match self.req.sort {
+            SortOrder::Relevance => (Pruning::ByScore, true, Lead::Score),
             // the cheap count assumes relevance order
-            SortOrder::Recent => (Pruning::Off, false),
+            SortOrder::Recent => (Pruning::Off, false, Lead::Newest),
         };
         let no_filters = self.filters.none();
         let mut seen: FxHashSet<u64> = FxHashSet::default();
@@ -126,6 +127,7 @@ impl Search<'_> {
             params: &Bm25::default(),
             k: self.want(),
             rank: |a: &Hit, b: &Hit| self.rank(a, b),
+            lead,
             pruning,
             shared,
         };

@@ -32,5 +32,5 @@ pub use scoring::{Bm25, Hit};
 pub use segment::{Segment, SegmentBuilder};
 pub use stop::Stop;
 pub use tokenizer::Tokenizer;
-pub use topk::{EvalRequest, Evaluation, Pruning, evaluate};
+pub use topk::{EvalRequest, Evaluation, Lead, Pruning, evaluate};
 pub use view::{IndexView, SegView, Tombstones};

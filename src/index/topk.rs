@@ -46,6 +46,28 @@ pub enum Pruning {
     Off,
 }
 
+/// The first key of an evaluation's rank, which its `rank` must order by before anything else:
+/// deferred candidates are selected by it, cheaply, before the rank orders them fully.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lead {
+    /// Rounded score, highest first (relevance).
+    Score,
+    /// Timestamp, newest first (recency).
+    Newest,
+}
+
+impl Lead {
+    /// The lead key of `hit` in `seg`: smaller ranks first.
+    #[inline]
+    fn key(self, seg: &Segment, hit: &Hit) -> i64 {
+        match self {
+            Lead::Score => -hit.rounded,
+            // `!t` orders like `-t` without overflowing at i64::MIN (no timestamp)
+            Lead::Newest => !seg.doc(hit.doc).timestamp,
+        }
+    }
+}
+
 /// The outcome of an evaluation.
 #[derive(Debug, Clone)]
 pub struct Evaluation {
@@ -68,6 +90,8 @@ pub struct EvalRequest<'a, R> {
     pub k: usize,
     /// The result order (`Less`: better).
     pub rank: R,
+    /// What `rank` orders by first.
+    pub lead: Lead,
     pub pruning: Pruning,
     /// The k-th best score found by another evaluation over other segments of the same view
     /// (f32 bits; scores are positive, so bits order like values): a document below it cannot
@@ -139,8 +163,8 @@ struct Evaluator<'r, R, A, S> {
     stopped: bool,
     /// Whether phrase checks wait for [`phrases::verify`].
     defer: bool,
-    /// Candidates whose phrases are still to be checked.
-    deferred: Vec<Hit>,
+    /// Candidates whose phrases are still to be checked, with their lead key.
+    deferred: Vec<(i64, Hit)>,
 }
 
 impl<'r, R, A, S> Evaluator<'r, R, A, S>
@@ -209,7 +233,7 @@ where
             };
             if self.defer {
                 // checking a phrase reads the document's text: done last, best first
-                self.deferred.push(hit);
+                self.deferred.push((req.lead.key(seg, &hit), hit));
                 continue;
             }
             if has_phrases && !plan.phrases_ok(&seg.text(d), &mut self.scratch) {

@@ -68,6 +68,7 @@ fn run(
         params: &Bm25::default(),
         k,
         rank,
+        lead: Lead::Score,
         pruning,
         shared,
     };
@@ -156,6 +157,84 @@ fn deferred_phrase_checks_give_what_checking_every_match_gives() {
             for pruning in [Pruning::ByScore, Pruning::Off] {
                 let got = run(&v, &all, q, k, pruning, None);
                 assert_eq!(got, expected, "query {q:?} k {k} {pruning:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn recent_order_with_phrases_gives_the_newest_matches_in_a_stable_order() {
+    let texts = corpus(13, 6000);
+    // timestamps with many ties, unrelated to the document order
+    let stamp = |i: usize| ((i * 7919) % 150) as i64;
+    let mut segs = Vec::new();
+    for (s, chunk) in texts.chunks(2500).enumerate() {
+        let mut b = SegmentBuilder::new();
+        for (i, t) in chunk.iter().enumerate() {
+            let n = s * 2500 + i;
+            b.add(&NewDoc {
+                conv: n as u32,
+                turn: 0,
+                timestamp: Some(stamp(n)),
+                dup_key: None,
+                fields: ["", t, ""],
+            });
+        }
+        segs.push(Arc::new(b.finish(s as u64 + 1)));
+    }
+    let v = IndexView::from_segments(segs);
+    let all: Vec<usize> = (0..v.segs.len()).collect();
+    let key = |h: &Hit| {
+        let m = v.segs[h.seg].seg.doc(h.doc);
+        (std::cmp::Reverse(m.timestamp), m.conv)
+    };
+    let rank = |a: &Hit, b: &Hit| key(a).cmp(&key(b));
+    for q in [
+        r#""w0 w1""#,
+        r#""w1 w0" w3"#,
+        r#"w2 -"w0 w0""#,
+        r#""w0 w0" w5"#,
+    ] {
+        let plan = parse(q, &mut Tokenizer::with_config(TokenizerConfig::default()));
+        let mut scratch = String::new();
+        // brute force: every document holding a term of each clause and passing the phrases
+        let terms: Vec<&str> = plan.terms.iter().map(|t| t.text.as_str()).collect();
+        let mut want: Vec<(std::cmp::Reverse<i64>, u32)> = (0..texts.len())
+            .filter(|&n| texts[n].split(' ').any(|w| terms.contains(&w)))
+            .filter(|&n| {
+                let text = DocText {
+                    user: "",
+                    assistant: &texts[n],
+                    tools: "",
+                };
+                plan.phrases_ok(&text, &mut scratch)
+            })
+            .map(|n| (std::cmp::Reverse(stamp(n)), n as u32))
+            .collect();
+        want.sort();
+        assert!(
+            want.len() > 20,
+            "query {q:?} matches enough to cut: {}",
+            want.len()
+        );
+        for k in (1..80).chain([100, 300, texts.len()]) {
+            let req = EvalRequest {
+                view: &v,
+                scan: &all,
+                plan: &plan,
+                params: &Bm25::default(),
+                k,
+                rank,
+                lead: Lead::Newest,
+                pruning: Pruning::Off,
+                shared: None,
+            };
+            let e = evaluate(&req, |_, _, _, _| true, |_, _| true);
+            let got: Vec<_> = e.hits.iter().map(key).collect();
+            assert_eq!(got, want[..k.min(want.len())], "query {q:?} k {k}");
+            assert!(e.total >= got.len() && e.total <= want.len());
+            if e.exact {
+                assert_eq!(e.total, want.len(), "query {q:?} k {k}");
             }
         }
     }
