@@ -3,7 +3,8 @@
 //! chunk at a time) and the check stops once nothing left can enter the best `k`. The count of
 //! such a phrase query is then a lower bound. Each chunk is selected by the rank's lead key (a
 //! number kept beside each candidate) before the rank, which reads document metadata, orders
-//! the few it holds: selecting by the rank itself took ~70 ms over 860k candidates.
+//! the few it holds: over the 860k candidates of `"the query"` at 1M turns, in recent order,
+//! the search went from 111 to 81 ms (median of 7).
 use super::{Collector, EvalRequest};
 use crate::index::schema::DocMeta;
 use crate::index::scoring::Hit;
