@@ -85,9 +85,26 @@ impl Writer {
         }
     }
 
+    /// Applies these changes, publishes them and queues their turns for the store. Returns
+    /// whether anything changed.
     pub(super) fn process(
         &mut self,
         started: Instant,
+        targets: BTreeSet<PathBuf>,
+        fresh: Vec<SourceFile>,
+    ) -> bool {
+        if !self.take_changes(targets, fresh) {
+            return false;
+        }
+        self.publish(started);
+        self.store_flush_some();
+        true
+    }
+
+    /// Reads changed and new files into the index. Does not publish (a restore publishes once,
+    /// with its report). Returns whether anything changed.
+    pub(super) fn take_changes(
+        &mut self,
         mut targets: BTreeSet<PathBuf>,
         fresh: Vec<SourceFile>,
     ) -> bool {
@@ -140,8 +157,6 @@ impl Writer {
         }
         self.settle(&mut batch, kills);
         self.stats.updates += 1;
-        self.publish(started);
-        self.store_flush_some();
         true
     }
 

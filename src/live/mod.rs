@@ -212,6 +212,8 @@ pub fn run(
         if let Some(done) = stop {
             writer.store_flush();
             saver.save_now(&writer);
+            // before saying done: the process may exit right after
+            writer.close_store();
             let _ = done.send(());
             return;
         }
