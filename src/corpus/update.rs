@@ -39,6 +39,35 @@ impl Writer {
         self.process(started, targets, fresh)
     }
 
+    /// Rescan by size and mtime of the directories `dirs` only (those that cannot be watched
+    /// while the rest is).
+    pub fn poll_dirs(&mut self, dirs: &[PathBuf]) -> bool {
+        let started = Instant::now();
+        let mut found: BTreeMap<PathBuf, SourceFile> = BTreeMap::new();
+        for root in self.roots.iter() {
+            for dir in dirs
+                .iter()
+                .filter(|d| d.starts_with(&root.dir) && d.is_dir())
+            {
+                for f in root.adapter.discover_under(&root.dir, &root.pattern, dir) {
+                    found.entry(f.path.clone()).or_insert(f);
+                }
+            }
+        }
+        let mut targets: BTreeSet<PathBuf> = BTreeSet::new();
+        for (path, entry) in &self.files {
+            let under = dirs.iter().any(|d| path.starts_with(d));
+            if under && (!found.contains_key(path) || entry.state.looks_changed()) {
+                targets.insert(path.clone());
+            }
+        }
+        let fresh: Vec<SourceFile> = found
+            .into_values()
+            .filter(|f| !self.files.contains_key(&f.path))
+            .collect();
+        self.process(started, targets, fresh)
+    }
+
     /// Turns one changed path into files to re-read and new files to add.
     fn expand(&self, p: &Path, targets: &mut BTreeSet<PathBuf>, fresh: &mut Vec<SourceFile>) {
         for root in self.roots.iter() {

@@ -17,6 +17,7 @@ mod faults_cache;
 mod faults_folding;
 mod faults_links;
 mod faults_names;
+mod faults_reads;
 mod faults_roots;
 mod faults_strings;
 mod faults_symlinks;
