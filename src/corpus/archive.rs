@@ -202,9 +202,17 @@ impl Writer {
             kills.extend(book.docs.iter().skip(from as usize).copied());
             book.docs.truncate(from as usize);
         }
+        // only turns that decode count: a damaged row (or a turn count that says more than
+        // the rows hold) never extends the conversation
+        let mut reached = from;
         for r in &records {
             match r.turn() {
-                Ok(t) => batch.add(conv, &t),
+                Ok(t) => {
+                    if t.number == reached {
+                        reached += 1;
+                    }
+                    batch.add(conv, &t);
+                }
                 Err(e) => tracing::warn!(
                     "skipping turn {} of `{}` in the store `{}`: {e}",
                     r.number,
@@ -214,7 +222,7 @@ impl Writer {
             }
         }
         let mut c = (*c).clone();
-        c.turn_count = c.turn_count.max(to);
+        c.turn_count = c.turn_count.max(reached.min(to));
         self.catalog.put(c);
     }
 

@@ -19,6 +19,7 @@ mod faults_links;
 mod faults_names;
 mod faults_reads;
 mod faults_roots;
+mod faults_store;
 mod faults_strings;
 mod faults_symlinks;
 mod faults_watch;
