@@ -12,6 +12,7 @@ mod persist;
 pub mod project;
 pub mod query;
 mod request;
+mod saved;
 mod update;
 pub mod writer;
 
