@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod digest;
 pub mod dups;
 mod fingerprint;
+mod glance;
 pub mod ingest;
 mod merge;
 mod persist;

@@ -191,7 +191,7 @@ impl Writer {
     }
 
     /// Kills every document of a file and forgets its conversations.
-    fn drop_file(&mut self, entry: &FileEntry, kills: &mut Vec<(u64, u32)>) {
+    pub(super) fn drop_file(&mut self, entry: &FileEntry, kills: &mut Vec<(u64, u32)>) {
         for &(_, conv) in &entry.convs {
             if let Some(book) = self.books.remove(&conv) {
                 kills.extend(book.docs);
