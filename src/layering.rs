@@ -11,6 +11,7 @@ const LAYERS: &[&str] = &[
     "transcript",
     "index",
     "cache",
+    "store",
     "corpus",
     "live",
     "server",

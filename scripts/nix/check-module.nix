@@ -6,7 +6,8 @@
 # the nixpkgs stub). The module is evaluated with the stub's lib.evalModules
 # next to stand-ins for Home Manager's options, in the combinations:
 #   old HM (no claude-code.mcpServers, no mcp.servers), 25.11 (claude-code only),
-#   26.05 (both), mcp only; enabled / disabled; defaults / every option set.
+#   26.05 (both), mcp only; enabled / disabled; defaults / every option set;
+#   services.conversation-search on Linux (systemd) and Darwin (launchd).
 # Returns { failures = [ strings ]; report = { ... }; }; check-flake fails
 # unless failures is empty.
 {
@@ -21,10 +22,24 @@ let
   inherit (lib) mkOption types;
 
   # ---- stand-ins for the Home Manager options the module may touch ----------------
+  # Every Home Manager release has these (systemd.user.services and launchd.agents on
+  # every platform; their own assertions reject the wrong one, the module never sets it).
   homeOpts = {
     options.home.packages = mkOption {
       type = types.listOf types.package;
       default = [ ];
+    };
+    options.home.homeDirectory = mkOption {
+      type = types.str;
+      default = "/home/u";
+    };
+    options.systemd.user.services = mkOption {
+      type = types.attrsOf types.anything;
+      default = { };
+    };
+    options.launchd.agents = mkOption {
+      type = types.attrsOf types.anything;
+      default = { };
     };
   };
   # HM 25.11+: modules/programs/claude-code (mcpServers: attrsOf jsonFormat.type).
@@ -177,6 +192,67 @@ let
     ];
   };
 
+  # ---- services.conversation-search ------------------------------------------------
+  service = settings: { services.conversation-search = settings; };
+  sLinux = eval {
+    hm = hm2605;
+    settings.enable = true;
+    extra = [ (service { enable = true; }) ];
+  };
+  sFull = eval {
+    hm = hm2605;
+    settings = full;
+    extra = [
+      (service {
+        enable = true;
+        address = "127.0.0.1:7200";
+        extraArgs = [ "--poll" ];
+      })
+    ];
+  };
+  sDarwin = eval {
+    hm = hm2605;
+    settings.enable = true;
+    system = "aarch64-darwin";
+    extra = [
+      (service { enable = true; })
+      { home.homeDirectory = "/Users/u"; }
+    ];
+  };
+  sOnly = eval {
+    hm = hm2605;
+    settings = { };
+    extra = [ (service { enable = true; }) ];
+  };
+  sOld = eval {
+    hm = hmOld;
+    settings.enable = true;
+    extra = [ (service { enable = true; }) ];
+  };
+  sWildcard = eval {
+    hm = hm2511;
+    settings.enable = true;
+    extra = [
+      (service {
+        enable = true;
+        address = "0.0.0.0:7102";
+        extraArgs = [
+          "--allow-remote"
+          "--token-file"
+          "/run/t"
+        ];
+      })
+    ];
+  };
+  unitOf = cfg: cfg.systemd.user.services;
+  agentOf = cfg: cfg.launchd.agents;
+  httpEntry = url: {
+    conversation-search = {
+      type = "http";
+      inherit url;
+    };
+  };
+
   # Negative controls: they prove the stand-in module system really rejects what
   # the module must avoid, so the positive results above mean something.
   badUnconditional = {
@@ -286,6 +362,105 @@ let
       name = "sources are validated (FORMAT[:PATH], FORMAT in claude|openclaw|codex|gemini|opencode)";
       ok = !(evaluates (claudeOf badSource));
       got = "bogus:/tmp rejected: ${b.toJSON (!(evaluates (claudeOf badSource)))}";
+    }
+    {
+      name = "service off: no systemd unit, no launchd agent";
+      ok = unitOf cDefaults == { } && agentOf cDefaults == { } && unitOf cDarwin == { };
+      got = {
+        unit = unitOf cDefaults;
+        agent = agentOf cDefaults;
+      };
+    }
+    {
+      name = "service (Linux): a systemd user unit runs `serve --http 127.0.0.1:7102`; no launchd agent";
+      ok =
+        (unitOf sLinux).conversation-search.Service.ExecStart == "${defaultExe} serve --http 127.0.0.1:7102"
+        && (unitOf sLinux).conversation-search.Service.Restart == "on-failure"
+        && (unitOf sLinux).conversation-search.Install.WantedBy == [ "default.target" ]
+        && agentOf sLinux == { };
+      got = {
+        unit = unitOf sLinux;
+        agent = agentOf sLinux;
+      };
+    }
+    {
+      name = "service: Claude Code gets { type = http; url = http://127.0.0.1:7102/mcp } instead of stdio; mcp gets the url only";
+      ok =
+        claudeOf sLinux == httpEntry "http://127.0.0.1:7102/mcp"
+        && mcpOf sLinux == {
+          conversation-search.url = "http://127.0.0.1:7102/mcp";
+        };
+      got = {
+        claude = claudeOf sLinux;
+        mcp = mcpOf sLinux;
+      };
+    }
+    {
+      name = "service with every option: programs' mapped args, then --http ADDR, then its extraArgs (quoted); url follows the address";
+      ok =
+        (unitOf sFull).conversation-search.Service.ExecStart
+        == "${defaultExe} serve '*.jsonl' --projects-dir /home/u/.claude/projects --source claude --source codex:/home/u/.codex/sessions --source opencode --debounce-ms 250 --extra 'x y' --http 127.0.0.1:7200 --poll"
+        && claudeOf sFull == httpEntry "http://127.0.0.1:7200/mcp";
+      got = {
+        exec = (unitOf sFull).conversation-search.Service.ExecStart;
+        claude = claudeOf sFull;
+      };
+    }
+    {
+      name = "service (Darwin): a launchd agent runs the darwin package with `serve --http 127.0.0.1:7102`; no systemd unit";
+      ok =
+        (agentOf sDarwin).conversation-search == {
+          enable = true;
+          config = {
+            ProgramArguments = [
+              (exe defaultOutPaths.aarch64-darwin)
+              "serve"
+              "--http"
+              "127.0.0.1:7102"
+            ];
+            RunAtLoad = true;
+            KeepAlive.SuccessfulExit = false;
+            ProcessType = "Background";
+            StandardErrorPath = "/Users/u/Library/Logs/conversation-search.log";
+          };
+        }
+        && unitOf sDarwin == { }
+        && claudeOf sDarwin == httpEntry "http://127.0.0.1:7102/mcp";
+      got = {
+        agent = agentOf sDarwin;
+        unit = unitOf sDarwin;
+      };
+    }
+    {
+      name = "service alone (programs.conversation-search off): runs and is registered, nothing installed";
+      ok =
+        unitOf sOnly ? conversation-search
+        && claudeOf sOnly == httpEntry "http://127.0.0.1:7102/mcp"
+        && pkgPaths sOnly == [ ];
+      got = {
+        packages = pkgPaths sOnly;
+        claude = claudeOf sOnly;
+      };
+    }
+    {
+      name = "service on old HM: the unit runs, nothing is registered, evaluation does not fail";
+      ok =
+        evaluates (unitOf sOld)
+        && unitOf sOld ? conversation-search
+        && !(sOld.programs ? claude-code)
+        && !(sOld.programs ? mcp);
+      got = b.attrNames (unitOf sOld);
+    }
+    {
+      name = "service on a wildcard address: clients are pointed at loopback";
+      ok =
+        claudeOf sWildcard == httpEntry "http://127.0.0.1:7102/mcp"
+        && (unitOf sWildcard).conversation-search.Service.ExecStart
+        == "${defaultExe} serve --http 0.0.0.0:7102 --allow-remote --token-file /run/t";
+      got = {
+        claude = claudeOf sWildcard;
+        exec = (unitOf sWildcard).conversation-search.Service.ExecStart;
+      };
     }
     {
       name = "control: stand-in rejects a definition of a missing option, even under mkIf false";

@@ -86,7 +86,8 @@ pub fn status(global: &GlobalArgs, shared: &Shared) -> anyhow::Result<ExitCode> 
     let params = tools::index_status::StatusParams {
         max_chars: Some(tools::budget::HARD_CAP as i64),
     };
-    let result = tools::index_status::run(&shared.snapshot(), &live, shared.cache_report(), params);
+    let reports = (shared.cache_report(), shared.store_report());
+    let result = tools::index_status::run(&shared.snapshot(), &live, reports, params);
     Ok(output::emit(result, mode(global), |out, paint| {
         human::fields(&serde_json::to_value(out).unwrap_or_default(), paint)
     }))

@@ -1,6 +1,7 @@
 //! The command line: `serve` (default), the one-shot commands (`search`, `list`, `show`,
-//! `status`, `context`), shell completions and the man page, and how their options resolve into
-//! index roots and the project.
+//! `status`, `context`), the durable store's (`forget`, `archive status`), shell completions
+//! and the man page, and how their options resolve into index roots and the project.
+pub mod archive;
 mod commands;
 pub mod human;
 pub mod output;
@@ -75,6 +76,21 @@ pub struct GlobalArgs {
     /// Rescan interval when polling (milliseconds)
     #[arg(long, global = true, value_name = "MS", default_value_t = 5000)]
     pub poll_interval_ms: u64,
+    /// Where the durable store of every indexed conversation lives [default:
+    /// $XDG_DATA_HOME/conversation-search, else ~/.local/share/conversation-search]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Keep history in the durable store (the default; accepted for older configurations): a
+    /// vanished transcript's turns stay searchable and readable
+    #[arg(long, global = true, hide = true)]
+    pub archive: bool,
+    /// Keep no history: no store is opened, and a transcript's turns leave every tool when the
+    /// file goes (mirror only)
+    #[arg(long, global = true)]
+    pub no_archive: bool,
+    /// Drop stored turns older than N days once their transcript is gone [default: keep forever]
+    #[arg(long, global = true, value_name = "N")]
+    pub retain_days: Option<u32>,
     /// UNSAFE: do not redact secrets (keys, tokens, passwords) from transcripts; they are then
     /// indexed, written to the persistent index and returned by every tool as written
     #[arg(long, global = true)]
@@ -117,12 +133,19 @@ impl GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve MCP over stdin/stdout (the default when no command is given).
+    /// Serve MCP over stdin/stdout (the default when no command is given), or over HTTP with
+    /// --http.
     Serve(ServeArgs),
     /// Search once: one block per hit on a terminal, the MCP JSON when piped or with --json.
     Search(SearchArgs),
     /// List sessions once (readable on a terminal, JSON when piped or with --json).
     List(ListArgs),
+    /// Remove conversations from the durable store and every server's index (prints what it
+    /// removed; without --yes only what it would remove). Exactly one selector; `--source F`
+    /// selects the conversations of format F.
+    Forget(archive::ForgetArgs),
+    /// The durable store: `archive status`.
+    Archive(archive::ArchiveArgs),
     /// Print a conversation, or one turn of it.
     Show(ShowArgs),
     /// Print what the index holds (the `index_status` tool's answer).
@@ -206,6 +229,23 @@ pub struct ServeArgs {
     /// Glob matched against project directory names [default: *]
     #[arg(value_name = "PATTERN")]
     pub pattern: Option<String>,
+    /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio, for many clients at
+    /// once [ADDR: 127.0.0.1:7102]; ADDR is IP:PORT, [IPv6]:PORT, localhost:PORT or PORT
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        require_equals = false,
+        default_missing_value = "127.0.0.1:7102",
+        value_parser = crate::server::http::parse_addr
+    )]
+    pub http: Option<std::net::SocketAddr>,
+    /// With --http: allow a non-loopback ADDR (needs --token-file too)
+    #[arg(long, requires = "http")]
+    pub allow_remote: bool,
+    /// With --http: every request must send `Authorization: Bearer <the token in FILE>`
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub token_file: Option<PathBuf>,
     /// Time budget of one query: a search still running then returns what it found, marked
     /// partial (milliseconds; 0 stops every search at its first check)
     #[arg(long, value_name = "MS", default_value_t = 2000)]
@@ -299,9 +339,14 @@ fn build_once(global: &GlobalArgs, roots: Vec<Root>) -> Arc<Shared> {
         ..Snapshot::default()
     });
     let mut writer = Writer::new(roots, Arc::clone(&shared));
+    if let Some(cfg) = archive::config(global) {
+        writer.open_archive(&cfg);
+    }
     let bar = progress::Bar::start(Arc::clone(&shared));
     let changed = writer.start(cache.as_ref());
     bar.finish();
+    // a one-shot command stores what it read before it exits
+    writer.store_flush();
     if changed {
         if let Some(c) = &cache {
             if let Err(e) = writer.save_cache(c) {
@@ -322,6 +367,10 @@ fn glance_once(global: &GlobalArgs, roots: Vec<Root>, scope: Scope, n: usize) ->
             ..Snapshot::default()
         });
         let mut writer = Writer::new(roots.clone(), Arc::clone(&shared));
+        if let Some(cfg) = archive::config(global) {
+            // sessions whose transcript is gone are read from the store
+            writer.open_archive(&cfg);
+        }
         if writer.start_from_catalog(&cache) {
             writer.read_recent(scope, n);
             return shared;
@@ -351,6 +400,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::List(args)) => {
             commands::list(global, &shared(args.pattern.as_deref())?.snapshot(), args)
         }
+        Some(Command::Forget(args)) => archive::forget(&cli.global, &args),
+        Some(Command::Archive(args)) => archive::run(&cli.global, &args),
         Some(Command::Show(args)) => commands::show(global, &shared(None)?.snapshot(), args),
         Some(Command::Status) => commands::status(global, &*shared(None)?),
         Some(Command::Context(args)) => commands::context(args, |scope, n| {
@@ -365,6 +416,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 const STOP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    // a refused HTTP configuration exits before anything is indexed
+    let listener = args
+        .http
+        .map(|addr| {
+            crate::server::http::Listener::bind(&crate::server::http::HttpOptions {
+                addr,
+                allow_remote: args.allow_remote,
+                token_file: args.token_file.clone(),
+            })
+        })
+        .transpose()?;
     let roots = roots(global, args.pattern.as_deref())?;
     let shared = Shared::new(Snapshot {
         roots: Arc::new(roots.clone()),
@@ -377,23 +439,57 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let (stopper, tx, rx) = live::channel_pair();
     let status = Arc::new(live::LiveStatus::default());
     let writer_status = Arc::clone(&status);
+    let archive = archive::config(global);
     std::thread::Builder::new()
         .name("indexer".into())
         .spawn(move || {
-            let writer = Writer::new(roots, writer_shared);
+            let mut writer = Writer::new(roots, writer_shared);
+            if let Some(cfg) = archive {
+                writer.open_archive(&cfg);
+            }
             live::run(writer, writer_status, cfg, cache, (tx, rx));
         })
         .context("cannot start the indexer thread")?;
+    let timeout = Duration::from_millis(args.query_timeout_ms);
+    if let Some(listener) = listener {
+        return serve_http(shared, status, timeout, listener, &stopper);
+    }
     // One runtime thread for the transport and the protocol; tool calls run on the blocking
     // pool (bounded by the server), so nothing waits behind a heavy query.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let timeout = Duration::from_millis(args.query_timeout_ms);
     let served = runtime.block_on(crate::server::serve_stdio(shared, status, timeout));
     // the client is gone: let the indexer save what changed since its last cache write
     stopper.stop(STOP_TIMEOUT);
     served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `serve --http`: many clients, so a runtime thread per core; on SIGTERM the indexer gets what
+/// is left of the shutdown budget to save its pending cache update.
+fn serve_http(
+    shared: Arc<Shared>,
+    status: Arc<live::LiveStatus>,
+    query_timeout: Duration,
+    listener: crate::server::http::Listener,
+    stopper: &live::Stopper,
+) -> anyhow::Result<ExitCode> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let exit_by = runtime.block_on(crate::server::http::serve_http(
+        shared,
+        status,
+        query_timeout,
+        listener,
+    ))?;
+    // tools still running on the blocking pool are not waited for
+    runtime.shutdown_timeout(Duration::from_millis(50));
+    stopper.stop(exit_by.saturating_duration_since(std::time::Instant::now()));
     Ok(ExitCode::SUCCESS)
 }

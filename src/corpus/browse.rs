@@ -3,7 +3,7 @@
 use super::Snapshot;
 use super::catalog::Conversation;
 use super::project::Scope;
-use crate::transcript::{Reader, Turn, redacted};
+use crate::transcript::{Reader, Turn, redacted, stream};
 use rustc_hash::FxHashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -55,6 +55,14 @@ pub enum ReadError {
     },
     #[error("`{path}` changed since it was indexed; try again in a moment")]
     Changed { path: String },
+    #[error(
+        "the turn of `{id}` is not in the durable store (its transcript is gone, and it was removed by forget or retention, or never stored)"
+    )]
+    NotStored { id: String },
+    #[error("{0}")]
+    Store(String),
+    #[error("cannot read back a turn of `{path}`: {why}")]
+    TooLarge { path: String, why: String },
 }
 
 impl Snapshot {
@@ -180,7 +188,8 @@ impl Snapshot {
         (total, listed)
     }
 
-    /// Re-reads turns `from..to` of a conversation from its file, at full fidelity.
+    /// Turns `from..to` of a conversation at full fidelity: re-read from its transcript, or
+    /// from the durable store for turns the transcript no longer holds.
     pub fn read_turns(
         &self,
         conv: &Conversation,
@@ -191,61 +200,120 @@ impl Snapshot {
         if from >= to {
             return Ok(Vec::new());
         }
-        let path = conv.file.path.display().to_string();
-        let io = |source| ReadError::Io {
-            path: path.clone(),
-            source,
+        let split = if conv.followed {
+            conv.source_turns.clamp(from, to)
+        } else {
+            from
         };
-        let Some(reader) = redacted::open(&conv.file) else {
-            return Err(ReadError::Changed { path });
-        };
-        let mut parser = match reader {
-            Reader::Lines(p) => p,
-            Reader::Unit(mut unit) => {
-                // whole-unit formats: re-read the conversation from the unit
-                let turns: Vec<Turn> = unit
-                    .read_conversation(&conv.file, &conv.id)
-                    .map_err(io)?
-                    .map(|s| s.completed.into_iter().chain(s.open).collect())
-                    .unwrap_or_default();
-                if turns.len() < to as usize {
-                    return Err(ReadError::Changed { path });
-                }
-                return Ok(turns
-                    .into_iter()
-                    .skip(from as usize)
-                    .take((to - from) as usize)
-                    .collect());
-            }
-        };
-        let (start, end) = conv
-            .byte_range(from, to)
-            .ok_or_else(|| ReadError::Changed { path: path.clone() })?;
-        let mut file = File::open(&conv.file.path).map_err(io)?;
-        file.seek(SeekFrom::Start(start)).map_err(io)?;
-        let mut buf = Vec::with_capacity((end - start) as usize);
-        file.take(end - start).read_to_end(&mut buf).map_err(io)?;
-        let mut offset = start;
-        for line in buf.split(|&b| b == b'\n') {
-            let _ = parser.feed_line(offset, line.strip_suffix(b"\r").unwrap_or(line));
-            offset += line.len() as u64 + 1;
-        }
-        // a file that holds several conversations (inline sub-agents) yields each of them
-        let mut states = parser.drain();
-        if states.iter().any(|s| s.id == conv.id) {
-            states.retain(|s| s.id == conv.id);
-        }
-        let mut turns: Vec<Turn> = Vec::new();
-        for state in states {
-            turns.extend(state.completed);
-            turns.extend(state.open);
-        }
-        if turns.len() != (to - from) as usize {
-            return Err(ReadError::Changed { path });
-        }
-        for (i, t) in turns.iter_mut().enumerate() {
-            t.number = from + i as u32;
+        let mut turns = read_file_turns(conv, from, split)?;
+        if split < to {
+            turns.extend(self.read_stored_turns(conv, split, to)?);
         }
         Ok(turns)
     }
+
+    /// Turns `from..to` from the durable store.
+    fn read_stored_turns(
+        &self,
+        conv: &Conversation,
+        from: u32,
+        to: u32,
+    ) -> Result<Vec<Turn>, ReadError> {
+        let Some(store) = &self.store else {
+            return Err(ReadError::NotStored {
+                id: conv.id.clone(),
+            });
+        };
+        let records = store
+            .with_read(|conn, path| crate::store::read::turns(conn, path, &conv.id, from, to))
+            .map_err(|e| ReadError::Store(e.to_string()))?;
+        let mut out = Vec::with_capacity(records.len());
+        for r in records {
+            out.push(r.turn().map_err(|e| {
+                ReadError::Store(format!(
+                    "turn {} of `{}` in `{}` is damaged ({e})",
+                    r.number,
+                    conv.id,
+                    store.path.display()
+                ))
+            })?);
+        }
+        if out.is_empty() {
+            return Err(ReadError::NotStored {
+                id: conv.id.clone(),
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Re-reads turns `from..to` of a conversation from its transcript, at full fidelity.
+pub(super) fn read_file_turns(
+    conv: &Conversation,
+    from: u32,
+    to: u32,
+) -> Result<Vec<Turn>, ReadError> {
+    if from >= to {
+        return Ok(Vec::new());
+    }
+    let path = conv.file.path.display().to_string();
+    let io = |source| ReadError::Io {
+        path: path.clone(),
+        source,
+    };
+    let Some(reader) = redacted::open(&conv.file) else {
+        return Err(ReadError::Changed { path });
+    };
+    let mut parser = match reader {
+        Reader::Lines(p) => p,
+        Reader::Unit(mut unit) => {
+            // whole-unit formats: re-read the conversation from the unit
+            let turns: Vec<Turn> = unit
+                .read_conversation(&conv.file, &conv.id)
+                .map_err(io)?
+                .map(|s| s.completed.into_iter().chain(s.open).collect())
+                .unwrap_or_default();
+            if turns.len() < to as usize {
+                return Err(ReadError::Changed { path });
+            }
+            return Ok(turns
+                .into_iter()
+                .skip(from as usize)
+                .take((to - from) as usize)
+                .collect());
+        }
+    };
+    let (start, end) = conv
+        .byte_range(from, to)
+        .ok_or_else(|| ReadError::Changed { path: path.clone() })?;
+    let mut file = File::open(&conv.file.path).map_err(io)?;
+    file.seek(SeekFrom::Start(start)).map_err(io)?;
+    // streamed: a huge tool result is skipped, never held (memory bounded per read)
+    stream::feed_lines(&mut *parser, file.take(end - start), start).map_err(|e| match e {
+        stream::StreamError::Io(source) => ReadError::Io {
+            path: path.clone(),
+            source,
+        },
+        e @ stream::StreamError::TooLarge { .. } => ReadError::TooLarge {
+            path: path.clone(),
+            why: e.to_string(),
+        },
+    })?;
+    // a file that holds several conversations (inline sub-agents) yields each of them
+    let mut states = parser.drain();
+    if states.iter().any(|s| s.id == conv.id) {
+        states.retain(|s| s.id == conv.id);
+    }
+    let mut turns: Vec<Turn> = Vec::new();
+    for state in states {
+        turns.extend(state.completed);
+        turns.extend(state.open);
+    }
+    if turns.len() != (to - from) as usize {
+        return Err(ReadError::Changed { path });
+    }
+    for (i, t) in turns.iter_mut().enumerate() {
+        t.number = from + i as u32;
+    }
+    Ok(turns)
 }

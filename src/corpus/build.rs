@@ -6,7 +6,9 @@ use super::catalog::ConvId;
 use super::ingest::{FileState, ReadOutcome};
 use super::writer::{Batch, ConvUpdate, FileEntry, Writer};
 use crate::index::Segment;
+use crate::store::TurnRecord;
 use crate::transcript::SourceFile;
+use rustc_hash::FxHashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Sender, channel};
@@ -32,8 +34,14 @@ fn delay_per_file() -> Option<Duration> {
     })
 }
 
-/// A file read by a worker: its state, its conversations and their ids.
-type Read = (FileState, Vec<ConvUpdate>, Vec<ConvId>);
+/// A file read by a worker: its state, its conversations, their ids and (for the store's
+/// writer) their turns as store records.
+type Read = (
+    FileState,
+    Vec<ConvUpdate>,
+    Vec<ConvId>,
+    Vec<Vec<TurnRecord>>,
+);
 /// What a worker hands over: finished segments (with their documents' places) and the files
 /// whose turns they hold.
 type Chunk = (Vec<(Segment, Vec<(ConvId, u32)>)>, Vec<Read>);
@@ -47,6 +55,10 @@ struct Shared<'a> {
     conv_base: AtomicUsize,
     seg_base: AtomicU64,
     progress: &'a super::BuildProgress,
+    /// Whether turns are made into store records (only the store's writer keeps what it reads).
+    encode: bool,
+    /// Conversations forgotten on request: never indexed again.
+    forgotten: &'a FxHashSet<String>,
 }
 
 impl Writer {
@@ -66,7 +78,14 @@ impl Writer {
         let threads = std::thread::available_parallelism()
             .map_or(2, |n| n.get())
             .clamp(1, 8);
+        let forgotten = self
+            .archive
+            .as_ref()
+            .map(|a| a.forgotten.clone())
+            .unwrap_or_default();
         let work = Shared {
+            encode: self.archive.as_ref().is_some_and(|a| a.is_writer()),
+            forgotten: &forgotten,
             files: &files,
             sizes: &sizes,
             next: AtomicUsize::new(0),
@@ -99,14 +118,19 @@ impl Writer {
         self.next_seg = work.seg_base.load(Ordering::Relaxed);
         let groups = self.project_groups();
         self.catalog.set_groups(groups);
+        // conversations only the store still holds join before the index says it is complete
+        self.archive_start();
         self.complete = true;
         self.publish(started);
         self.log_built(started);
+        // the turns read wait for the store, searches do not: a first slice now (all of a small
+        // corpus), the rest between live changes (a one-shot command: [`Writer::store_flush`])
+        self.store_flush_some();
     }
 
     /// Adds a worker's files and segments.
     fn take_chunk(&mut self, (segments, read): Chunk) {
-        for (state, convs, ids) in read {
+        for (state, convs, ids, records) in read {
             let path = state.src.path.clone();
             let src = Arc::new(state.src.clone());
             let mut entry = FileEntry {
@@ -114,9 +138,11 @@ impl Writer {
                 convs: Vec::new(),
                 src,
             };
+            let mut records = records.into_iter();
             for (c, id) in convs.into_iter().zip(ids) {
                 entry.convs.push((c.id.clone(), id));
                 self.update_conversation(&entry, id, c, &mut Vec::new());
+                self.note_records(id, records.next().unwrap_or_default());
             }
             self.files.insert(path, entry);
         }
@@ -181,12 +207,17 @@ fn worker(work: &Shared, tx: Sender<Chunk>) {
                 continue;
             }
         };
+        let convs: Vec<_> = convs
+            .into_iter()
+            .filter(|c| !work.forgotten.contains(&c.id))
+            .collect();
         let ids: Vec<ConvId> = convs
             .iter()
             .map(|_| work.conv_base.fetch_add(1, Ordering::Relaxed) as ConvId)
             .collect();
         // the turns go into the segment; only their summary is kept
         let mut updates = Vec::with_capacity(convs.len());
+        let mut records = Vec::new();
         let mut turn_count = 0;
         for (c, &id) in convs.into_iter().zip(&ids) {
             let (update, turns) = ConvUpdate::split(c);
@@ -194,10 +225,13 @@ fn worker(work: &Shared, tx: Sender<Chunk>) {
                 batch.add(id, t);
             }
             turn_count += turns.len() as u64;
+            if work.encode {
+                records.push(turns.iter().map(TurnRecord::of).collect());
+            }
             updates.push(update);
         }
         work.progress.file_done(work.sizes[i], turn_count);
-        read.push((state, updates, ids));
+        read.push((state, updates, ids, records));
         let full = batch.builder.text_bytes() >= SEGMENT_TEXT_BYTES;
         if full || since.elapsed() >= wait {
             let segments = if batch.docs.is_empty() {

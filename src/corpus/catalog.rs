@@ -23,6 +23,14 @@ pub struct Conversation {
     pub turn_offsets: Vec<u64>,
     /// Bytes of the file read into the index.
     pub end_offset: u64,
+    /// Turns read from the followed transcript (`..source_turns`, located by `turn_offsets`);
+    /// later turns (a transcript that shrank) are read from the durable store.
+    pub source_turns: u32,
+    /// False when no transcript this server follows holds the conversation: it lives in the
+    /// durable store only, and every turn is read from there.
+    pub followed: bool,
+    /// When its transcript was found gone (epoch ms); `None` while it exists.
+    pub gone_since: Option<i64>,
 }
 
 impl Conversation {
@@ -60,6 +68,11 @@ impl Conversation {
             } => Some(d),
             _ => self.meta.agent_description.as_deref(),
         }
+    }
+
+    /// Whether turn `n` is read from the durable store rather than the transcript.
+    pub fn from_store(&self, n: u32) -> bool {
+        !self.followed || n >= self.source_turns
     }
 
     /// Byte range of turns `from..to` in the file.

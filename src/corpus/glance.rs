@@ -5,7 +5,7 @@
 use super::catalog::ConvId;
 use super::project::Scope;
 use super::saved::read_head;
-use super::writer::{FileEntry, Writer};
+use super::writer::{Batch, FileEntry, Writer};
 use crate::cache::Cache;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -69,12 +69,13 @@ impl Writer {
     /// Makes sure the `n` sessions [`super::Snapshot::recent`] selects for `scope` have their
     /// documents in the index: the files holding the others are read again.
     pub fn read_recent(&mut self, scope: Scope, n: usize) {
+        self.load_recent_stored(scope, n);
         for _ in 0..ROUNDS {
             let snap = self.shared.snapshot();
             let missing: BTreeSet<PathBuf> = snap
                 .recent(scope, n)
                 .iter()
-                .filter(|c| !self.books.contains_key(&c.conv))
+                .filter(|c| c.followed && !self.books.contains_key(&c.conv))
                 .map(|c| c.file.path.clone())
                 .collect();
             if missing.is_empty() {
@@ -88,6 +89,29 @@ impl Writer {
                 return;
             }
         }
+    }
+
+    /// The digest's sessions that only the durable store holds (their transcript is gone): their
+    /// turns come from the store (nothing without one).
+    fn load_recent_stored(&mut self, scope: Scope, n: usize) {
+        let snap = self.shared.snapshot();
+        let stored: Vec<(ConvId, u32)> = snap
+            .recent(scope, n)
+            .iter()
+            .filter(|c| !c.followed && !self.books.contains_key(&c.conv))
+            .map(|c| (c.conv, c.turn_count))
+            .collect();
+        if stored.is_empty() || !self.has_archive() {
+            return;
+        }
+        let started = Instant::now();
+        let mut batch = Batch::default();
+        let mut kills = Vec::new();
+        for (conv, to) in stored {
+            self.load_stored_turns(conv, 0, to, &mut batch, &mut kills);
+        }
+        self.settle(&mut batch, kills);
+        self.publish(started);
     }
 
     /// Forgets what was read of a file (its conversations leave the catalog) so that `process`

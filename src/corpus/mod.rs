@@ -1,5 +1,7 @@
 //! The corpus: which transcript files are indexed, the conversations they hold, and immutable
 //! snapshots that queries read while a single writer prepares the next one.
+mod archive;
+mod archive_sync;
 pub mod browse;
 mod build;
 pub mod catalog;
@@ -7,6 +9,7 @@ pub mod digest;
 pub mod dups;
 mod fingerprint;
 mod glance;
+pub mod history;
 pub mod ingest;
 mod merge;
 mod persist;
@@ -131,6 +134,9 @@ pub struct Snapshot {
     pub roots: Arc<Vec<Root>>,
     /// Duplicate-turn keys held by two or more live documents.
     pub dup_multi: Arc<rustc_hash::FxHashSet<u64>>,
+    /// The durable store, where turns of conversations whose transcript is gone (or shrank)
+    /// are read from.
+    pub store: Option<Arc<crate::store::Store>>,
     /// The project the server works for; fixed at start (the first snapshot's is carried over
     /// to every published one).
     pub project: Arc<project::Project>,
@@ -195,6 +201,8 @@ pub struct Shared {
     complete_cv: Condvar,
     /// What the persistent index did so far (read as of now, not as of a snapshot).
     cache: Mutex<CacheReport>,
+    /// The durable store as this server sees it (read as of now).
+    store: Mutex<crate::store::StoreReport>,
     /// Progress of the first full build.
     pub progress: Arc<BuildProgress>,
 }
@@ -207,8 +215,18 @@ impl Shared {
             complete: Mutex::new(false),
             complete_cv: Condvar::new(),
             cache: Mutex::new(CacheReport::default()),
+            store: Mutex::new(crate::store::StoreReport::default()),
             progress,
         })
+    }
+
+    /// The durable store as this server sees it.
+    pub fn store_report(&self) -> crate::store::StoreReport {
+        self.store.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn update_store(&self, f: impl FnOnce(&mut crate::store::StoreReport)) {
+        f(&mut self.store.lock().unwrap_or_else(|p| p.into_inner()));
     }
 
     /// What the persistent index did so far.

@@ -122,6 +122,7 @@ impl Writer {
         self.next_seg = head.next_seg;
         let groups = self.project_groups();
         self.catalog.set_groups(groups);
+        self.index_unfollowed();
     }
 }
 
@@ -206,7 +207,9 @@ impl Writer {
                         sources,
                         ..super::Stats::default()
                     };
+                    self.archive_start();
                     self.publish(started);
+                    self.store_flush_some();
                     tracing::info!(
                         files = self.files.len(),
                         turns = self.view.live_docs,
@@ -241,11 +244,10 @@ impl Writer {
         true
     }
 
-    /// After a restore: drop vanished files, re-read changed ones, add new ones. Publishes when
-    /// anything changed and returns whether it did.
-    /// Also returns how many files are new since the cache was written.
+    /// After a restore: drop vanished files, re-read changed ones, add new ones (not published:
+    /// the caller publishes once, with the cache report). Returns whether anything changed,
+    /// and how many files are new since the cache was written.
     fn refresh_restored(&mut self) -> (bool, u64) {
-        let started = std::time::Instant::now();
         let found = self.discover();
         let known: Vec<PathBuf> = self.files.keys().cloned().collect();
         let fresh: Vec<SourceFile> = found
@@ -257,7 +259,7 @@ impl Writer {
             .filter(|f| !self.files.contains_key(&f.path))
             .count() as u64;
         (
-            self.process(started, known.into_iter().collect(), fresh),
+            self.take_changes(known.into_iter().collect(), fresh),
             new_files,
         )
     }

@@ -5,7 +5,8 @@
 use super::catalog::{ConvId, Conversation};
 use super::ingest::{FileState, Fingerprint, SavedState};
 use super::writer::Writer;
-use crate::transcript::{ConvMeta, Role, SourceFile, SummaryRecord, adapter};
+use crate::store::record::{get_meta, get_role, put_meta, put_role};
+use crate::transcript::{SourceFile, adapter};
 use crate::util::codec::{Decoder, Encoder, corrupt};
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -46,24 +47,7 @@ fn put_source<W: Write>(e: &mut Encoder<W>, s: &SourceFile) -> io::Result<()> {
     e.bytes(s.path.as_os_str().as_encoded_bytes())?;
     e.str(s.format)?;
     e.opt_str(s.group.as_deref())?;
-    match &s.role {
-        Role::Session { id } => {
-            e.u8(0)?;
-            e.str(id)
-        }
-        Role::Subagent {
-            agent_id,
-            parent,
-            agent_type,
-            description,
-        } => {
-            e.u8(1)?;
-            e.str(agent_id)?;
-            e.opt_str(parent.as_deref())?;
-            e.opt_str(agent_type.as_deref())?;
-            e.opt_str(description.as_deref())
-        }
-    }
+    put_role(e, &s.role)
 }
 
 fn get_source<R: Read>(d: &mut Decoder<R>) -> io::Result<SourceFile> {
@@ -72,89 +56,13 @@ fn get_source<R: Read>(d: &mut Decoder<R>) -> io::Result<SourceFile> {
         .ok_or_else(|| corrupt("unknown format"))?
         .name();
     let group = d.opt_string()?;
-    let role = match d.u8()? {
-        0 => Role::Session { id: d.string()? },
-        1 => Role::Subagent {
-            agent_id: d.string()?,
-            parent: d.opt_string()?,
-            agent_type: d.opt_string()?,
-            description: d.opt_string()?,
-        },
-        _ => return Err(corrupt("role")),
-    };
+    let role = get_role(d)?;
     Ok(SourceFile {
         path,
         format,
         group,
         role,
     })
-}
-
-fn put_meta<W: Write>(e: &mut Encoder<W>, m: &ConvMeta) -> io::Result<()> {
-    for s in [
-        &m.recorded_session_id,
-        &m.cwd,
-        &m.git_branch,
-        &m.slug,
-        &m.custom_title,
-        &m.ai_title,
-        &m.first_prompt,
-    ] {
-        e.opt_str(s.as_deref())?;
-    }
-    for s in [
-        &m.parent_id,
-        &m.forked_from,
-        &m.agent_type,
-        &m.agent_description,
-    ] {
-        e.opt_str(s.as_deref())?;
-    }
-    e.opt_i64(m.first_ts)?;
-    e.opt_i64(m.last_ts)?;
-    e.opt_i64(m.created_ts)?;
-    e.varint(m.cwds.len() as u64)?;
-    for c in &m.cwds {
-        e.str(c)?;
-    }
-    e.varint(m.summaries.len() as u64)?;
-    for s in &m.summaries {
-        e.str(&s.text)?;
-        e.opt_str(s.leaf.as_deref())?;
-        e.bool(s.leaf_in_file)?;
-    }
-    Ok(())
-}
-
-fn get_meta<R: Read>(d: &mut Decoder<R>) -> io::Result<ConvMeta> {
-    let mut m = ConvMeta {
-        recorded_session_id: d.opt_string()?,
-        cwd: d.opt_string()?,
-        git_branch: d.opt_string()?,
-        slug: d.opt_string()?,
-        custom_title: d.opt_string()?,
-        ai_title: d.opt_string()?,
-        first_prompt: d.opt_string()?,
-        parent_id: d.opt_string()?,
-        forked_from: d.opt_string()?,
-        agent_type: d.opt_string()?,
-        agent_description: d.opt_string()?,
-        ..ConvMeta::default()
-    };
-    m.first_ts = d.opt_i64()?;
-    m.last_ts = d.opt_i64()?;
-    m.created_ts = d.opt_i64()?;
-    for _ in 0..d.length()? {
-        m.cwds.push(d.string()?);
-    }
-    for _ in 0..d.length()? {
-        m.summaries.push(SummaryRecord {
-            text: d.string()?,
-            leaf: d.opt_string()?,
-            leaf_in_file: d.bool()?,
-        });
-    }
-    Ok(m)
 }
 
 impl Writer {
@@ -184,17 +92,21 @@ impl Writer {
         for c in convs {
             e.u32(c.conv)?;
             e.str(&c.id)?;
-            e.varint(
-                file_index
-                    .get(c.file.path.as_path())
-                    .copied()
-                    .unwrap_or(u64::MAX),
-            )?;
+            // one past the last file: the description follows inline (a store-only
+            // conversation, whose file is not followed)
+            let index = file_index.get(c.file.path.as_path()).copied();
+            e.varint(index.unwrap_or(self.files.len() as u64))?;
             e.opt_str(c.parent.as_deref())?;
             put_meta(&mut e, &c.meta)?;
             e.u32(c.turn_count)?;
             e.u64s(&c.turn_offsets)?;
             e.u64(c.end_offset)?;
+            e.u32(c.source_turns)?;
+            e.bool(c.followed)?;
+            e.opt_i64(c.gone_since)?;
+            if index.is_none() {
+                put_source(&mut e, &c.file)?;
+            }
         }
         Ok(e.into_inner())
     }
@@ -299,16 +211,24 @@ fn decode_head<R: Read>(d: &mut Decoder<R>) -> io::Result<Head> {
     for _ in 0..d.length()? {
         let conv = d.u32()?;
         let id = d.string()?;
-        let file = sources
-            .get(d.varint()? as usize)
-            .cloned()
-            .ok_or_else(|| corrupt("file index"))?;
+        let file_index = d.varint()?;
         let parent = d.opt_string()?;
         let meta = get_meta(d)?;
         let turn_count = d.u32()?;
         let turn_offsets = d.u64s()?;
         let end_offset = d.u64()?;
-        if conv >= next_conv || turn_offsets.len() != turn_count as usize {
+        let source_turns = d.u32()?;
+        let followed = d.bool()?;
+        let gone_since = d.opt_i64()?;
+        let file = match sources.get(file_index as usize) {
+            Some(f) => Arc::clone(f),
+            None if file_index == sources.len() as u64 => Arc::new(get_source(d)?),
+            None => return Err(corrupt("file index")),
+        };
+        if conv >= next_conv
+            || (followed && turn_offsets.len() != source_turns as usize)
+            || source_turns > turn_count
+        {
             return Err(corrupt("conversation"));
         }
         convs.push(Conversation {
@@ -320,6 +240,9 @@ fn decode_head<R: Read>(d: &mut Decoder<R>) -> io::Result<Head> {
             turn_count,
             turn_offsets,
             end_offset,
+            source_turns,
+            followed,
+            gone_since,
         });
     }
     Ok(Head {

@@ -39,6 +39,35 @@ impl Writer {
         self.process(started, targets, fresh)
     }
 
+    /// Rescan by size and mtime of the directories `dirs` only (those that cannot be watched
+    /// while the rest is).
+    pub fn poll_dirs(&mut self, dirs: &[PathBuf]) -> bool {
+        let started = Instant::now();
+        let mut found: BTreeMap<PathBuf, SourceFile> = BTreeMap::new();
+        for root in self.roots.iter() {
+            for dir in dirs
+                .iter()
+                .filter(|d| d.starts_with(&root.dir) && d.is_dir())
+            {
+                for f in root.adapter.discover_under(&root.dir, &root.pattern, dir) {
+                    found.entry(f.path.clone()).or_insert(f);
+                }
+            }
+        }
+        let mut targets: BTreeSet<PathBuf> = BTreeSet::new();
+        for (path, entry) in &self.files {
+            let under = dirs.iter().any(|d| path.starts_with(d));
+            if under && (!found.contains_key(path) || entry.state.looks_changed()) {
+                targets.insert(path.clone());
+            }
+        }
+        let fresh: Vec<SourceFile> = found
+            .into_values()
+            .filter(|f| !self.files.contains_key(&f.path))
+            .collect();
+        self.process(started, targets, fresh)
+    }
+
     /// Turns one changed path into files to re-read and new files to add.
     fn expand(&self, p: &Path, targets: &mut BTreeSet<PathBuf>, fresh: &mut Vec<SourceFile>) {
         for root in self.roots.iter() {
@@ -85,9 +114,26 @@ impl Writer {
         }
     }
 
+    /// Applies these changes, publishes them and queues their turns for the store. Returns
+    /// whether anything changed.
     pub(super) fn process(
         &mut self,
         started: Instant,
+        targets: BTreeSet<PathBuf>,
+        fresh: Vec<SourceFile>,
+    ) -> bool {
+        if !self.take_changes(targets, fresh) {
+            return false;
+        }
+        self.publish(started);
+        self.store_flush_some();
+        true
+    }
+
+    /// Reads changed and new files into the index. Does not publish (a restore publishes once,
+    /// with its report). Returns whether anything changed.
+    pub(super) fn take_changes(
+        &mut self,
         mut targets: BTreeSet<PathBuf>,
         fresh: Vec<SourceFile>,
     ) -> bool {
@@ -114,7 +160,11 @@ impl Writer {
         }
         let mut changed = files_changed;
         let mut touched = self.stats.files_added - added_before;
-        for path in &targets {
+        // vanished files first: a file renamed or moved within the roots then finds its
+        // conversations in the store-only set and takes them over (no duplicate)
+        let (gone_paths, live_paths): (Vec<&PathBuf>, Vec<&PathBuf>) =
+            targets.iter().partition(|p| !p.exists());
+        for path in gone_paths.into_iter().chain(live_paths) {
             let (c, gone) = self.update_path(path, &mut batch, &mut kills);
             changed |= c;
             files_changed |= gone;
@@ -134,7 +184,16 @@ impl Writer {
                 .collect();
             self.catalog.set_groups(groups);
         }
-        self.finish_batch(batch);
+        self.settle(&mut batch, kills);
+        self.stats.updates += 1;
+        true
+    }
+
+    /// Adds the batch's documents (and stored tails of the conversations just updated), kills
+    /// the dead ones and keeps the segments in shape. Does not publish.
+    pub(super) fn settle(&mut self, batch: &mut Batch, mut kills: Vec<(u64, u32)>) {
+        self.add_stored_tails(batch, &mut kills);
+        self.finish_batch(std::mem::take(batch));
         let mut by_seg: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
         for (seg, doc) in kills {
             by_seg.entry(seg).or_default().push(doc);
@@ -154,9 +213,6 @@ impl Writer {
         }
         self.view.segs.retain(|s| s.live_count() > 0);
         self.maintain_segments();
-        self.stats.updates += 1;
-        self.publish(started);
-        true
     }
 
     /// Applies one conversation's new state read from `entry`. With `single`, a file holding
@@ -170,6 +226,9 @@ impl Writer {
         batch: &mut Batch,
         kills: &mut Vec<(u64, u32)>,
     ) {
+        if self.is_forgotten(&state.id) {
+            return;
+        }
         let conv = match entry.convs.iter().find(|(k, _)| *k == state.id) {
             Some(&(_, c)) => c,
             None if single => {
@@ -177,8 +236,13 @@ impl Writer {
                 entry.convs[0].1
             }
             None => {
-                let c = self.next_conv;
-                self.next_conv += 1;
+                // a conversation the store kept (its file vanished, moved or is restored) is
+                // taken over under its id, so nothing is doubled
+                let c = self.claim_stored(&state.id).unwrap_or_else(|| {
+                    let c = self.next_conv;
+                    self.next_conv += 1;
+                    c
+                });
                 entry.convs.push((state.id.clone(), c));
                 c
             }
@@ -188,15 +252,13 @@ impl Writer {
         for t in &new_turns {
             batch.add(conv, t);
         }
+        self.note_for_store(conv, &new_turns);
     }
 
     /// Kills every document of a file and forgets its conversations.
     pub(super) fn drop_file(&mut self, entry: &FileEntry, kills: &mut Vec<(u64, u32)>) {
         for &(_, conv) in &entry.convs {
-            if let Some(book) = self.books.remove(&conv) {
-                kills.extend(book.docs);
-            }
-            self.catalog.remove(conv);
+            self.retire(conv, kills);
         }
     }
 
@@ -235,10 +297,7 @@ impl Writer {
                     .partition(|(id, _)| present.contains(id));
                 entry.convs = keep;
                 for (_, conv) in gone {
-                    if let Some(book) = self.books.remove(&conv) {
-                        kills.extend(book.docs);
-                    }
-                    self.catalog.remove(conv);
+                    self.retire(conv, kills);
                 }
                 self.files.insert(path.to_owned(), entry);
                 (true, false)

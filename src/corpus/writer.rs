@@ -136,6 +136,10 @@ pub struct Writer {
     pub(super) tokenizer: Tokenizer,
     pub(super) complete: bool,
     pub(super) dups: DupTracker,
+    /// The durable store, unless `--no-archive` (or it could not be opened).
+    pub(super) archive: Option<super::history::Archive>,
+    /// Conversations updated since the last [`Writer::settle`] (their stored tails are checked).
+    pub(super) touched: Vec<ConvId>,
 }
 
 impl Writer {
@@ -154,6 +158,8 @@ impl Writer {
             tokenizer: Tokenizer::new(),
             complete: false,
             dups: DupTracker::default(),
+            archive: None,
+            touched: Vec::new(),
         }
     }
 
@@ -222,7 +228,11 @@ impl Writer {
             turn_count: state.turn_count,
             turn_offsets: offsets,
             end_offset: entry.state.offset,
+            source_turns: state.turn_count,
+            followed: true,
+            gone_since: None,
         });
+        self.touched.push(conv);
     }
 
     /// Finishes a batch into a segment and records where its documents went.
@@ -390,6 +400,7 @@ impl Writer {
             stats: self.stats.clone(),
             roots: Arc::clone(&self.roots),
             dup_multi: self.dups.multi(),
+            store: self.archive.as_ref().map(|a| Arc::clone(&a.store)),
             // fixed at start: `Shared::publish` carries the current ones over
             project: Default::default(),
             progress: Default::default(),

@@ -1,6 +1,7 @@
 //! The MCP server: one file per tool under [`tools`], each a thin shell over the corpus. The
 //! transport ([`rpc`]) answers every request that reaches it; tool calls run on a bounded pool
 //! ([`pool`]) so that nothing waits behind a heavy query.
+pub mod http;
 mod pool;
 pub mod rpc;
 pub mod schema;
@@ -139,6 +140,38 @@ impl ServerHandler for ConversationServer {
             format!("Method not found: `{}`", request.method),
             None,
         ))
+    }
+
+    // Neither prompts nor resources are declared, so their lists are unknown methods (rmcp's
+    // defaults would answer empty lists, which reads as support without the capability).
+    async fn list_prompts(
+        &self,
+        _: Option<rmcp::model::PaginatedRequestParams>,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, rmcp::ErrorData> {
+        Err(rmcp::ErrorData::method_not_found::<
+            rmcp::model::ListPromptsRequestMethod,
+        >())
+    }
+
+    async fn list_resources(
+        &self,
+        _: Option<rmcp::model::PaginatedRequestParams>,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, rmcp::ErrorData> {
+        Err(rmcp::ErrorData::method_not_found::<
+            rmcp::model::ListResourcesRequestMethod,
+        >())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<rmcp::model::PaginatedRequestParams>,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, rmcp::ErrorData> {
+        Err(rmcp::ErrorData::method_not_found::<
+            rmcp::model::ListResourceTemplatesRequestMethod,
+        >())
     }
 }
 

@@ -197,3 +197,38 @@ fn a_warm_cache_gives_the_same_digest_as_no_cache_even_after_changes() {
     std::fs::write(&file, &written[..written.len() - 5]).unwrap();
     same_as_no_cache("truncated");
 }
+
+#[test]
+fn a_session_only_the_store_holds_is_digested_from_a_warm_cache_like_without_one() {
+    let tree = project_tree();
+    let data = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let data_arg = ["--data-dir", data.path().to_str().unwrap()];
+    let with = |cache_args: &[&str]| {
+        let mut extra: Vec<&str> = data_arg.to_vec();
+        extra.extend_from_slice(cache_args);
+        context_with(&tree, &extra, &["--sessions", "20"])
+    };
+    let cached = ["--cache-dir", cache.path().to_str().unwrap()];
+    // a first run stores every session and writes the cache
+    let before = with(&cached);
+    assert!(before.contains(WORKTREE), "{before}");
+    // then a transcript goes: the store keeps its session
+    let gone = tree
+        .projects
+        .path()
+        .join(format!("-p-{}", &WORKTREE[..8]))
+        .join(format!("{WORKTREE}.jsonl"));
+    std::fs::remove_file(gone).unwrap();
+    let uncached = with(&["--no-cache"]);
+    let section = uncached
+        .split("\n## ")
+        .find(|s| s.contains(WORKTREE))
+        .unwrap_or_else(|| panic!("the stored session is in the digest: {uncached}"));
+    assert!(section.contains("- last prompt (turn 2)"), "{section}");
+    assert_eq!(
+        with(&cached),
+        uncached,
+        "warm cache, session only in the store"
+    );
+}

@@ -260,7 +260,10 @@ fn live_rewrites_are_followed() {
     let mut g = GeminiChat::new(root.path(), "live", "abab7777-0000-4000-8000-000000000007");
     g.user("u1", "first prompt")
         .gemini("g1", "reply", vec![], &[]);
-    let c = serve_sources(&[root.arg("gemini")], &["--debounce-ms", "200"]);
+    let c = serve_sources(
+        &[root.arg("gemini")],
+        &["--debounce-ms", "200", "--no-archive"],
+    );
     g.user("u2", "question about the axolotlive");
     poll_until_desc(
         "appended message searchable",

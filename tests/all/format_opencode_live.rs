@@ -37,7 +37,7 @@ fn damaged_databases_do_not_crash_the_server() {
 #[test]
 fn legacy_storage_live_updates() {
     let data = legacy_tree();
-    let c = data.serve(&[]);
+    let c = data.serve(&["--no-archive"]);
     let st = data.storage();
     // a new message and part in an existing session
     st.message("ses_main", "msg_3", "user", 3000);
@@ -95,7 +95,7 @@ fn database_live_updates_rollback_journal() {
     };
     db.send(json!({"op": "schema"}));
     live_session(&mut db, "ses_one", "first live question about herons");
-    let c = data.serve(&[]);
+    let c = data.serve(&["--no-archive"]);
     wait_hit(&c, "herons", "opencode:ses_one");
     // a new message committed into an existing session, then a new session
     db.message("ses_one", "msg_ses_one_2", "assistant", 200);

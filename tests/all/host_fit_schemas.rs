@@ -110,8 +110,9 @@ fn schemas_are_portable_with_enums_for_closed_sets() {
         let op = &history["properties"]["results"]["items"]["properties"]["operation"];
         assert_eq!(op["enum"], json!(["read", "edit", "write"]), "{history}");
         // compact: was 22,038 bytes with six tools, 26,974 with seven (recent_context, scope,
-        // 17 sources) before the portable schemas; ~17,750 now
-        assert!(size < 18_500, "{era:?}: tools/list is {size} bytes");
+        // 17 sources) before the portable schemas; ~17,750 then, ~18,800 with the durable
+        // store's fields (source_present, source_missing_since, index_status.store)
+        assert!(size < 19_500, "{era:?}: tools/list is {size} bytes");
     }
 }
 

@@ -310,7 +310,11 @@ fn poll_mode_picks_up_changes_within_the_interval() {
     p.session(OTHER)
         .exchange("doomed pollgoner prompt", "reply");
     let interval = Duration::from_millis(500);
-    let s = serve_live(dir, DEBOUNCE_MS, &["--poll", "--poll-interval-ms", "500"]);
+    let s = serve_live(
+        dir,
+        DEBOUNCE_MS,
+        &["--poll", "--poll-interval-ms", "500", "--no-archive"],
+    );
     let st = s.index_status();
     assert_eq!(st["watch_mode"], "poll", "{st}");
     assert_eq!(st["watching"], false, "{st}");

@@ -354,7 +354,7 @@ fn the_projects_directory_removed_and_recreated_is_followed_again() {
     dir.project("-home-u-first")
         .session(P)
         .exchange("first life cormorantword", "reply");
-    let s = serve_live(dir, DEBOUNCE_MS, &[]);
+    let s = serve_live(dir, DEBOUNCE_MS, &["--no-archive"]);
     let root = s.dir.path().to_path_buf();
     std::fs::remove_dir_all(&root).expect("rm -r projects");
     common::live::wait_no_hits(&s, "cormorantword");
@@ -425,7 +425,7 @@ fn a_tree_moved_in_from_elsewhere_is_indexed_whole() {
     dir.project("-home-u-here")
         .session(P)
         .exchange("resident prompt", "reply");
-    let s = serve_live(dir, DEBOUNCE_MS, &[]);
+    let s = serve_live(dir, DEBOUNCE_MS, &["--no-archive"]);
     // built outside the projects directory (on the same file system), then moved in at once
     let staging = ProjectsDir::new();
     for k in 0..4 {

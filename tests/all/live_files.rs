@@ -156,7 +156,7 @@ fn a_file_rewritten_shorter_is_read_again_whole() {
     let path = w.path().to_path_buf();
     p.session(B)
         .exchange("bystander tanagerword lapwingword", "stays");
-    let s = serve_live(dir, DEBOUNCE_MS, &[]);
+    let s = serve_live(dir, DEBOUNCE_MS, &["--no-archive"]);
     assert_eq!(words_of(&s, &["tanagerword", "lapwingword"]), [3, 3]);
 
     let shorter = render(A, |r| {
@@ -231,7 +231,7 @@ fn a_deleted_file_leaves_search_listing_and_counts() {
         .exchange("grebeword grebeword doomed ternword", "reply grebeword");
     let q = dir.project("-home-u-gone");
     q.session(C).exchange("other ternword project", "reply");
-    let s = serve_live(dir, DEBOUNCE_MS, &[]);
+    let s = serve_live(dir, DEBOUNCE_MS, &["--no-archive"]);
     let st0 = s.index_status();
     assert_eq!(
         (

@@ -90,7 +90,7 @@ fn scores_match_a_fresh_server_after_every_kind_of_update() {
     for (slot, e) in model.iter().enumerate() {
         write_session(&root, slot, e);
     }
-    let s = serve_live(dir, 100, &[]);
+    let s = serve_live(dir, 100, &["--no-archive"]);
     assert_converges_to_fresh(&s, &root, &[], QUERIES);
     let check = |step: &str| {
         eprintln!("step: {step}");
@@ -154,7 +154,7 @@ fn many_small_updates_merge_segments_and_keep_scores_exact() {
     for slot in 0..3 {
         write_session(&root, slot, &ex(&[("alpha bravo", "reply charlie")]));
     }
-    let s = serve_live(dir, 30, &[]);
+    let s = serve_live(dir, 30, &["--no-archive"]);
     let rounds = 48;
     for i in 0..rounds {
         let slot = i % 3;
@@ -274,7 +274,7 @@ proptest! {
                 write_session(&root, slot, e);
             }
         }
-        let s = serve_live(dir, 50, &[]);
+        let s = serve_live(dir, 50, &["--no-archive"]);
         let mut clock = 0;
         for (op, settle, pause_ms) in &ops {
             apply(&root, &mut model, op, &mut clock);

@@ -143,6 +143,10 @@ pub struct StatusOut {
     pub sources: Vec<SourceOut>,
     /// What the persistent index did in this process.
     pub cache: CacheOut,
+    /// The durable store of conversation history (left out only when max_chars is too small
+    /// for it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<super::store_out::StoreOut>,
     /// Warnings of sources that are missing or whose files yield no turns.
     pub warnings: Vec<String>,
     /// True when detail was left out to stay within max_chars.
@@ -153,11 +157,12 @@ pub struct StatusOut {
 pub fn run(
     snap: &Snapshot,
     live: &LiveStatus,
-    cache: CacheReport,
+    (cache, store): (CacheReport, crate::store::StoreReport),
     p: StatusParams,
 ) -> Result<StatusOut, ToolError> {
     let max_chars = budget::check_max_chars(p.max_chars, budget::READ_DEFAULT)?;
     let mut out = status(snap, live, cache);
+    out.store = Some(store.into());
     // shed detail until it fits: per-source rows, warnings, then the descriptive strings
     while json_len(&out) > max_chars && !out.sources.is_empty() {
         out.sources.pop();
@@ -172,7 +177,15 @@ pub fn run(
         out.cache.path = None;
         out.cache.rejected_because = None;
         out.cache.write_error = None;
+        if let Some(st) = out.store.as_mut() {
+            st.path = None;
+            st.moved_aside = None;
+            st.error = None;
+        }
         out.truncated = true;
+    }
+    if json_len(&out) > max_chars {
+        out.store = None;
     }
     Ok(out)
 }
@@ -248,6 +261,7 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
             })
             .collect(),
         cache: cache.into(),
+        store: None,
         truncated: false,
         warnings: snap
             .stats
@@ -270,6 +284,11 @@ pub const DEF: ToolDef = ToolDef {
 
 fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
     toolset::invoke(DEF.name, args, |p| {
-        run(ctx.snap, ctx.live, ctx.shared.cache_report(), p)
+        run(
+            ctx.snap,
+            ctx.live,
+            (ctx.shared.cache_report(), ctx.shared.store_report()),
+            p,
+        )
     })
 }

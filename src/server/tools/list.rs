@@ -67,6 +67,11 @@ pub struct ListedConversation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub git_branch: Option<String>,
     pub subagent_count: usize,
+    /// False when the transcript is gone and the conversation lives in the durable store only.
+    pub source_present: bool,
+    /// Since when the transcript is gone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_missing_since: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -110,19 +115,24 @@ pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
     let (total, rows) = snap.list(&range, offset, limit);
     let mut rows: Vec<ListedConversation> = rows
         .into_iter()
-        .map(|r| ListedConversation {
-            session_id: r.conv.id.clone(),
-            source: r.conv.source().to_owned(),
-            project: r.project,
-            this_project: r.this_project,
-            summary: r.conv.meta.summary(),
-            slug: r.conv.meta.slug.clone(),
-            first_timestamp: iso(r.conv.meta.first_ts),
-            last_timestamp: iso(r.conv.meta.last_ts),
-            turn_count: r.conv.turn_count,
-            cwd: r.conv.meta.cwd.clone(),
-            git_branch: r.conv.meta.git_branch.clone(),
-            subagent_count: r.subagent_count,
+        .map(|r| {
+            let (source_present, source_missing_since) = super::source_presence(&r.conv);
+            ListedConversation {
+                session_id: r.conv.id.clone(),
+                source: r.conv.source().to_owned(),
+                project: r.project,
+                this_project: r.this_project,
+                summary: r.conv.meta.summary(),
+                slug: r.conv.meta.slug.clone(),
+                first_timestamp: iso(r.conv.meta.first_ts),
+                last_timestamp: iso(r.conv.meta.last_ts),
+                turn_count: r.conv.turn_count,
+                cwd: r.conv.meta.cwd.clone(),
+                git_branch: r.conv.meta.git_branch.clone(),
+                subagent_count: r.subagent_count,
+                source_present,
+                source_missing_since,
+            }
         })
         .collect();
     let build = progress::building(snap);

@@ -10,6 +10,7 @@ pub mod read_conversation;
 pub mod read_turn;
 pub mod recent_context;
 pub mod search;
+pub mod store_out;
 
 use super::ToolError;
 use crate::util::time::{now_ms, parse_iso, parse_relative};
@@ -90,4 +91,9 @@ pub fn check_time(
             "`{name}` must be an ISO date (2026-05-01), an ISO datetime (2026-05-01T10:00:00Z) or a relative age like 7d, 12h, 30m (got `{v}`)."
         ))),
     }
+}
+
+/// Whether a conversation's transcript still exists, and since when it does not.
+pub fn source_presence(conv: &crate::corpus::catalog::Conversation) -> (bool, Option<String>) {
+    (conv.gone_since.is_none(), iso(conv.gone_since))
 }

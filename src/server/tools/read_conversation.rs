@@ -46,6 +46,11 @@ pub struct ConversationOut {
     pub cwd: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub git_branch: Option<String>,
+    /// False when the transcript is gone and the turns come from the durable store.
+    pub source_present: bool,
+    /// Since when the transcript is gone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_missing_since: Option<String>,
     pub total_turns: u32,
     pub offset: usize,
     pub limit: usize,
@@ -74,11 +79,14 @@ pub fn run(snap: &Snapshot, p: ReadConversationParams) -> Result<ConversationOut
     let turns = snap
         .read_turns(conv, from, to)
         .map_err(|e| ToolError::new(e.to_string()))?;
+    let (source_present, source_missing_since) = super::source_presence(conv);
     let mut out = ConversationOut {
         session_id: conv.id.clone(),
         project: snap.project_of(conv),
         cwd: conv.meta.cwd.clone(),
         git_branch: conv.meta.git_branch.clone(),
+        source_present,
+        source_missing_since,
         total_turns: conv.turn_count,
         offset,
         limit,

@@ -13,6 +13,7 @@ pub mod continue_cli;
 pub mod droid;
 pub mod fixture;
 pub mod formats;
+pub mod http_client;
 pub mod ids;
 pub mod jsonrpc;
 pub mod kimi;
@@ -25,6 +26,7 @@ pub mod raw;
 pub mod search;
 pub mod session;
 pub mod sqlitedb;
+pub mod store;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

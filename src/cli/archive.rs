@@ -1,0 +1,116 @@
+//! `forget` and `archive status`: the durable store's controls (the MCP tools never write), and
+//! how `--archive`, `--data-dir`, `--no-archive` and `--retain-days` resolve.
+use super::{GlobalArgs, UsageError, output};
+use crate::corpus::history::ArchiveConfig;
+use crate::server::ToolError;
+use crate::store::admin::{self, Selector};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Clone, Args)]
+pub struct ForgetArgs {
+    /// This conversation (and its sub-agents).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Conversations whose project directory or cwd contains P (case-insensitive).
+    #[arg(long, value_name = "P")]
+    pub project: Option<String>,
+    /// Conversations whose last turn is before DATE (ISO date or datetime, or an age like 90d).
+    #[arg(long, value_name = "DATE")]
+    pub before: Option<String>,
+    /// Remove them (otherwise only print what would be removed).
+    #[arg(long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ArchiveArgs {
+    #[command(subcommand)]
+    pub command: ArchiveCommand,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum ArchiveCommand {
+    /// Conversations and turns stored, bytes on disk, oldest and newest turn, and how many
+    /// exist only in the store.
+    Status,
+}
+
+/// The data directory: `--data-dir`, else the default.
+pub fn data_dir(global: &GlobalArgs) -> Option<PathBuf> {
+    global.data_dir.clone().or_else(crate::store::default_dir)
+}
+
+/// How history is kept: always (`--archive`, the default, is still accepted), except with
+/// `--no-archive`, with `--no-redact`, or without a home directory or `--data-dir`.
+pub fn config(global: &GlobalArgs) -> Option<ArchiveConfig> {
+    if global.no_archive {
+        return None;
+    }
+    if !crate::redact::enabled() {
+        // the store holds only redacted text
+        tracing::warn!("--no-redact: the durable store is not used (it holds only redacted text)");
+        return None;
+    }
+    Some(ArchiveConfig {
+        dir: data_dir(global)?,
+        retain_days: global.retain_days,
+    })
+}
+
+fn selector(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<Selector> {
+    let mut chosen = Vec::new();
+    if let Some(s) = &args.session {
+        chosen.push(Selector::Session(s.clone()));
+    }
+    if let Some(p) = &args.project {
+        chosen.push(Selector::Project(p.clone()));
+    }
+    if let Some(d) = &args.before {
+        let t = crate::server::tools::check_time("--before", Some(d), false)
+            .map_err(|e| UsageError(e.0))?
+            .ok_or_else(|| UsageError("`--before` needs a date".into()))?;
+        chosen.push(Selector::Before(t));
+    }
+    for s in &global.source {
+        chosen.push(Selector::Source(s.format.to_owned()));
+    }
+    if chosen.len() != 1 {
+        return Err(UsageError(
+            "forget needs exactly one of --session ID, --project P, --before DATE, --source F"
+                .into(),
+        )
+        .into());
+    }
+    Ok(chosen.remove(0))
+}
+
+fn no_dir() -> ToolError {
+    ToolError::new("no data directory: HOME is not set; pass --data-dir DIR")
+}
+
+/// `forget`.
+pub fn forget(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<ExitCode> {
+    let sel = selector(global, args)?;
+    let result = data_dir(global).ok_or_else(no_dir).and_then(|dir| {
+        admin::forget(&dir, &sel, args.yes).map_err(|e| ToolError::new(e.to_string()))
+    });
+    if let Ok(f) = &result {
+        if !f.removed && f.conversations > 0 {
+            eprintln!("nothing removed yet: run again with --yes to remove these");
+        }
+    }
+    Ok(output::print_result(result))
+}
+
+/// `archive status`.
+pub fn run(global: &GlobalArgs, args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        ArchiveCommand::Status => Ok(output::print_result(
+            data_dir(global)
+                .ok_or_else(no_dir)
+                .and_then(|dir| admin::status(&dir).map_err(|e| ToolError::new(e.to_string()))),
+        )),
+    }
+}
