@@ -256,7 +256,7 @@ impl Writer {
     }
 
     /// Kills every document of a file and forgets its conversations.
-    fn drop_file(&mut self, entry: &FileEntry, kills: &mut Vec<(u64, u32)>) {
+    pub(super) fn drop_file(&mut self, entry: &FileEntry, kills: &mut Vec<(u64, u32)>) {
         for &(_, conv) in &entry.convs {
             self.retire(conv, kills);
         }
