@@ -49,3 +49,23 @@ def load_queries(path):
                 raise SystemExit("%s:%d: not a query record: %s" % (path, n, line))
             out.append(q)
     return out
+
+
+def session_cwds(projects):
+    """session id -> (project dir name, cwd of its first record that has one), for a Claude
+    Code projects directory (one `<session id>.jsonl` per session)."""
+    out = {}
+    for group in sorted(os.listdir(projects)):
+        gdir = os.path.join(projects, group)
+        if not os.path.isdir(gdir):
+            continue
+        for name in sorted(os.listdir(gdir)):
+            if not name.endswith(".jsonl"):
+                continue
+            with open(os.path.join(gdir, name), encoding="utf-8") as f:
+                for line in f:
+                    rec = json.loads(line)
+                    if rec.get("cwd"):
+                        out[name[:-6]] = (group, rec["cwd"])
+                        break
+    return out

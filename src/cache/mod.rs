@@ -3,9 +3,14 @@
 //!
 //! One file per corpus configuration, named by a hash of an opaque key the caller derives from
 //! it (formats, directories, pattern), this layout's version and the tokenizer. Writes go to a
-//! per-writer temporary file that is then renamed over the old one, so readers and concurrent servers only ever see a complete file. A file is trusted only
-//! when its header, length and checksum match; otherwise it is ignored and rebuilt. Deleting
-//! the directory loses nothing.
+//! per-writer temporary file that is then renamed over the old one, so readers and concurrent
+//! servers only ever see a complete file. A file is trusted only when its header, length and
+//! checksum match; otherwise it is ignored and rebuilt. Deleting the directory loses nothing.
+//!
+//! Layout: header (magic, version, key), payload, trailer (checksum and length of the
+//! payload). The payload begins with a head section framed by its own length and checksum
+//! ([`head_frame`]), so a reader that needs only the head ([`Cache::open_head`]) verifies and
+//! reads just those bytes.
 use crate::index::tokenizer::TokenizerConfig;
 use crate::util::codec::corrupt;
 use std::fs::{self, File};
@@ -16,10 +21,12 @@ use xxhash_rust::xxh3::Xxh3Default;
 /// File magic and layout version; bump the version whenever the layout or anything that
 /// changes indexed content (tokenizer, turn rules) changes.
 pub const MAGIC: &[u8; 8] = b"CSINDEX\0";
-pub const VERSION: u32 = 7;
+pub const VERSION: u32 = 8;
 /// Header bytes (magic, version, key) and trailer bytes (payload checksum, payload length).
 const HEADER: u64 = 20;
 const TRAILER: u64 = 16;
+/// Bytes of the head section's frame (length, checksum) at the start of the payload.
+pub const HEAD_FRAME: usize = 16;
 /// Rejected cache files kept aside for a bug report.
 pub const KEEP_REJECTED: usize = 3;
 
@@ -84,6 +91,51 @@ impl Cache {
     /// `Ok(None)` when there is none. Anything but a regular file is refused without being
     /// opened (opening a FIFO for reading would block).
     pub fn open(&self) -> io::Result<Option<BufReader<File>>> {
+        let Some((mut r, len)) = self.open_checked_header()? else {
+            return Ok(None);
+        };
+        verify(&mut r, len)?;
+        r.seek(SeekFrom::Start(HEADER))?;
+        Ok(Some(r))
+    }
+
+    /// Reads the head section alone, verified against its own checksum (and the file's length
+    /// against its trailer) before it is returned; the rest of the payload is not read.
+    /// `Ok(None)` when there is no cache file.
+    pub fn open_head(&self) -> io::Result<Option<Vec<u8>>> {
+        let Some((mut r, len)) = self.open_checked_header()? else {
+            return Ok(None);
+        };
+        let payload = len
+            .checked_sub(HEADER + TRAILER)
+            .ok_or_else(|| corrupt("truncated file"))?;
+        r.seek(SeekFrom::Start(len - 8))?;
+        let mut word = [0u8; 8];
+        r.read_exact(&mut word)
+            .map_err(|_| corrupt("truncated file"))?;
+        if u64::from_le_bytes(word) != payload {
+            return Err(corrupt("payload length mismatch"));
+        }
+        r.seek(SeekFrom::Start(HEADER))?;
+        let mut frame = [0u8; HEAD_FRAME];
+        r.read_exact(&mut frame)
+            .map_err(|_| corrupt("truncated head"))?;
+        let (head_len, sum) = split_frame(&frame);
+        if payload < HEAD_FRAME as u64 || head_len > payload - HEAD_FRAME as u64 {
+            return Err(corrupt("head length out of range"));
+        }
+        let mut head = vec![0u8; head_len as usize];
+        r.read_exact(&mut head)
+            .map_err(|_| corrupt("truncated head"))?;
+        if xxhash_rust::xxh3::xxh3_64(&head) != sum {
+            return Err(corrupt("head checksum mismatch"));
+        }
+        Ok(Some(head))
+    }
+
+    /// Opens the file and checks its header (magic, version, key); returns the reader just
+    /// after the header and the file's length.
+    fn open_checked_header(&self) -> io::Result<Option<(BufReader<File>, u64)>> {
         let path = self.path();
         match fs::metadata(&path) {
             Ok(m) if !m.is_file() => return Err(corrupt("not a regular file")),
@@ -122,9 +174,7 @@ impl Cache {
                 "index cache of another configuration",
             ));
         }
-        verify(&mut r, meta.len())?;
-        r.seek(SeekFrom::Start(HEADER))?;
-        Ok(Some(r))
+        Ok(Some((r, meta.len())))
     }
 
     /// Moves a rejected cache file aside as `<name>.corrupt-<epoch ms>` (kept for a bug
@@ -198,6 +248,28 @@ impl Cache {
             }
         }
     }
+}
+
+/// The frame written before a head section of `head`'s bytes: its length and checksum.
+pub fn head_frame(head: &[u8]) -> [u8; HEAD_FRAME] {
+    let mut out = [0u8; HEAD_FRAME];
+    out[..8].copy_from_slice(&(head.len() as u64).to_le_bytes());
+    out[8..].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(head).to_le_bytes());
+    out
+}
+
+/// A head frame's (length, checksum).
+pub fn split_frame(frame: &[u8; HEAD_FRAME]) -> (u64, u64) {
+    let word = |i: usize| u64::from_le_bytes(frame[i..i + 8].try_into().unwrap_or_default());
+    (word(0), word(8))
+}
+
+/// Checks a head section read back (after a whole-file [`Cache::open`]) against its frame.
+pub fn check_head(frame: &[u8; HEAD_FRAME], head: &[u8]) -> io::Result<()> {
+    if split_frame(frame) != split_frame(&head_frame(head)) {
+        return Err(corrupt("head checksum mismatch"));
+    }
+    Ok(())
 }
 
 /// Checks the payload of a file of `len` bytes, read from just after its header, against

@@ -3,11 +3,13 @@
 use super::human::{self, Paint};
 use super::output::{self, Mode};
 use super::{Cli, ContextArgs, ContextFormat, GlobalArgs, ListArgs, SearchArgs, ShowArgs};
+use crate::corpus::project::Scope;
 use crate::corpus::{Shared, Snapshot};
 use crate::server::tools;
 use clap::CommandFactory;
 use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// JSON when asked for or when stdout is no terminal (unless `--color always`), else text.
 fn mode(global: &GlobalArgs) -> Mode {
@@ -92,9 +94,12 @@ pub fn status(global: &GlobalArgs, shared: &Shared) -> anyhow::Result<ExitCode> 
 }
 
 /// `context`: the `recent_context` digest as Markdown or as a SessionStart hook's JSON; the
-/// budget applies to the digest's text.
-pub fn context(snap: &Snapshot, args: ContextArgs) -> anyhow::Result<ExitCode> {
-    use crate::corpus::project::Scope;
+/// budget applies to the digest's text. `load` gives the index the `n` sessions of a scope need
+/// (called once the arguments are valid).
+pub fn context(
+    args: ContextArgs,
+    load: impl FnOnce(Scope, usize) -> anyhow::Result<Arc<Shared>>,
+) -> anyhow::Result<ExitCode> {
     use tools::recent_context::{RecentContextParams, heading, render, validate};
     let params = RecentContextParams {
         scope: Some(args.scope.name()),
@@ -102,8 +107,9 @@ pub fn context(snap: &Snapshot, args: ContextArgs) -> anyhow::Result<ExitCode> {
         max_chars: Some(args.max_chars),
     };
     let (scope, n, max) = validate(&params).map_err(|e| super::UsageError(e.0))?;
+    let snap = load(scope, n)?.snapshot();
     let digests = snap.recent_sessions(scope, n);
-    let head = heading(snap, scope == Scope::All);
+    let head = heading(&snap, scope == Scope::All);
     let (text, ..) = render(&head, &digests, max, |t| t.chars().count() <= max);
     let text = match args.format {
         ContextFormat::Markdown => text,

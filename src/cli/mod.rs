@@ -9,7 +9,7 @@ mod progress;
 pub mod sources;
 
 use crate::cache::Cache;
-use crate::corpus::project::Project;
+use crate::corpus::project::{Project, Scope};
 use crate::corpus::writer::Writer;
 use crate::corpus::{Root, Shared, Snapshot};
 use crate::live::{self, LiveConfig};
@@ -357,6 +357,28 @@ fn build_once(global: &GlobalArgs, roots: Vec<Root>) -> Arc<Shared> {
     shared
 }
 
+/// What `context` needs: with a usable cache, its catalog and the transcripts of the `n`
+/// sessions of `scope` the digest shows (no segment decoded, nothing written); else a full
+/// build, which writes the cache for the next time.
+fn glance_once(global: &GlobalArgs, roots: Vec<Root>, scope: Scope, n: usize) -> Arc<Shared> {
+    if let Some(cache) = cache_for(global, &roots) {
+        let shared = Shared::new(Snapshot {
+            project: Arc::new(global.project()),
+            ..Snapshot::default()
+        });
+        let mut writer = Writer::new(roots.clone(), Arc::clone(&shared));
+        if let Some(cfg) = archive::config(global) {
+            // sessions whose transcript is gone are read from the store
+            writer.open_archive(&cfg);
+        }
+        if writer.start_from_catalog(&cache) {
+            writer.read_recent(scope, n);
+            return shared;
+        }
+    }
+    build_once(global, roots)
+}
+
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     crate::redact::set_enabled(!cli.global.no_redact);
@@ -382,7 +404,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Archive(args)) => archive::run(&cli.global, &args),
         Some(Command::Show(args)) => commands::show(global, &shared(None)?.snapshot(), args),
         Some(Command::Status) => commands::status(global, &*shared(None)?),
-        Some(Command::Context(args)) => commands::context(&shared(None)?.snapshot(), args),
+        Some(Command::Context(args)) => commands::context(args, |scope, n| {
+            Ok(glance_once(global, roots(global, None)?, scope, n))
+        }),
         Some(Command::Completions { shell }) => Ok(commands::completions(shell)),
         Some(Command::Man) => commands::man(),
     }

@@ -75,6 +75,14 @@ impl Writer {
         }
     }
 
+    /// Gives up writing the store (marking it closed, see [`crate::store::StoreWriter`]'s
+    /// `Drop`); another server may take over.
+    pub fn close_store(&mut self) {
+        if let Some(a) = self.archive.as_mut() {
+            a.writer = None;
+        }
+    }
+
     pub fn has_archive(&self) -> bool {
         self.archive.is_some()
     }
@@ -139,6 +147,7 @@ impl Writer {
     pub(super) fn note_records(&mut self, conv: ConvId, records: Vec<TurnRecord>) {
         if let Some(a) = self.archive.as_mut().filter(|a| a.is_writer()) {
             a.pending.push((conv, records));
+            self.report_pending();
         }
     }
 
@@ -193,9 +202,17 @@ impl Writer {
             kills.extend(book.docs.iter().skip(from as usize).copied());
             book.docs.truncate(from as usize);
         }
+        // only turns that decode count: a damaged row (or a turn count that says more than
+        // the rows hold) never extends the conversation
+        let mut reached = from;
         for r in &records {
             match r.turn() {
-                Ok(t) => batch.add(conv, &t),
+                Ok(t) => {
+                    if t.number == reached {
+                        reached += 1;
+                    }
+                    batch.add(conv, &t);
+                }
                 Err(e) => tracing::warn!(
                     "skipping turn {} of `{}` in the store `{}`: {e}",
                     r.number,
@@ -205,7 +222,7 @@ impl Writer {
             }
         }
         let mut c = (*c).clone();
-        c.turn_count = c.turn_count.max(to);
+        c.turn_count = c.turn_count.max(reached.min(to));
         self.catalog.put(c);
     }
 
@@ -252,6 +269,7 @@ impl Writer {
         if a.writer.is_none() {
             a.pending.clear();
             a.pending_gone.clear();
+            self.report_pending();
             return false;
         }
         let mut take = 0;
@@ -261,7 +279,17 @@ impl Writer {
             take += 1;
         }
         let pending: Vec<_> = a.pending.drain(..take).collect();
-        self.commit_records(&pending)
+        let done = self.commit_records(&pending);
+        self.report_pending();
+        done
+    }
+
+    /// Publishes the backlog's size for `index_status`.
+    fn report_pending(&self) {
+        let n = self.archive.as_ref().map_or(0, |a| {
+            a.pending.iter().map(|(_, r)| r.len() as u64).sum::<u64>()
+        });
+        self.shared.update_store(|r| r.pending_turns = n);
     }
 
     /// One commit of these conversations' turns and of the vanished transcripts noted.

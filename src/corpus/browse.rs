@@ -3,7 +3,7 @@
 use super::Snapshot;
 use super::catalog::Conversation;
 use super::project::Scope;
-use crate::transcript::{Reader, Turn, redacted};
+use crate::transcript::{Reader, Turn, redacted, stream};
 use rustc_hash::FxHashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -61,6 +61,8 @@ pub enum ReadError {
     NotStored { id: String },
     #[error("{0}")]
     Store(String),
+    #[error("cannot read back a turn of `{path}`: {why}")]
+    TooLarge { path: String, why: String },
 }
 
 impl Snapshot {
@@ -286,13 +288,17 @@ pub(super) fn read_file_turns(
         .ok_or_else(|| ReadError::Changed { path: path.clone() })?;
     let mut file = File::open(&conv.file.path).map_err(io)?;
     file.seek(SeekFrom::Start(start)).map_err(io)?;
-    let mut buf = Vec::with_capacity((end - start) as usize);
-    file.take(end - start).read_to_end(&mut buf).map_err(io)?;
-    let mut offset = start;
-    for line in buf.split(|&b| b == b'\n') {
-        let _ = parser.feed_line(offset, line.strip_suffix(b"\r").unwrap_or(line));
-        offset += line.len() as u64 + 1;
-    }
+    // streamed: a huge tool result is skipped, never held (memory bounded per read)
+    stream::feed_lines(&mut *parser, file.take(end - start), start).map_err(|e| match e {
+        stream::StreamError::Io(source) => ReadError::Io {
+            path: path.clone(),
+            source,
+        },
+        e @ stream::StreamError::TooLarge { .. } => ReadError::TooLarge {
+            path: path.clone(),
+            why: e.to_string(),
+        },
+    })?;
     // a file that holds several conversations (inline sub-agents) yields each of them
     let mut states = parser.drain();
     if states.iter().any(|s| s.id == conv.id) {

@@ -123,8 +123,9 @@ impl Writer {
         self.complete = true;
         self.publish(started);
         self.log_built(started);
-        // the turns read wait for the store; searches do not: a server commits them in slices
-        // between live changes, a one-shot command with [`Writer::store_flush`]
+        // the turns read wait for the store, searches do not: a first slice now (all of a small
+        // corpus), the rest between live changes (a one-shot command: [`Writer::store_flush`])
+        self.store_flush_some();
     }
 
     /// Adds a worker's files and segments.

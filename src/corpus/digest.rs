@@ -35,9 +35,8 @@ struct Gathered {
 }
 
 impl Snapshot {
-    /// The `n` main sessions of `scope` with the latest activity, newest first, with their
-    /// digests.
-    pub fn recent_sessions(&self, scope: Scope, n: usize) -> Vec<SessionDigest> {
+    /// The `n` main sessions of `scope` with the latest activity, newest first.
+    pub fn recent(&self, scope: Scope, n: usize) -> Vec<&Arc<Conversation>> {
         let mut sessions: Vec<&Arc<Conversation>> = self
             .catalog
             .iter()
@@ -51,6 +50,13 @@ impl Snapshot {
                 .then_with(|| a.id.cmp(&b.id))
         });
         sessions.truncate(n);
+        sessions
+    }
+
+    /// The `n` main sessions of `scope` with the latest activity, newest first, with their
+    /// digests.
+    pub fn recent_sessions(&self, scope: Scope, n: usize) -> Vec<SessionDigest> {
+        let sessions = self.recent(scope, n);
         let mut wanted: FxHashMap<ConvId, Gathered> = sessions
             .iter()
             .map(|c| (c.conv, Gathered::default()))

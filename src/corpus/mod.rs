@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod digest;
 pub mod dups;
 mod fingerprint;
+mod glance;
 pub mod history;
 pub mod ingest;
 mod merge;
@@ -15,6 +16,7 @@ mod persist;
 pub mod project;
 pub mod query;
 mod request;
+mod saved;
 mod update;
 pub mod writer;
 

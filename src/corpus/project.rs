@@ -5,7 +5,7 @@ use super::catalog::Conversation;
 use std::path::{Component, Path, PathBuf};
 
 /// Multiplier of a this-project turn's BM25 score when searching every project (the prior);
-/// measured with `scripts/bench-project-prior`.
+/// measured with `scripts/bench-retrieval --project-prior`.
 pub const PROJECT_PRIOR: f32 = 1.25;
 
 /// Which conversations a query covers.

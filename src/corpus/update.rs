@@ -39,6 +39,35 @@ impl Writer {
         self.process(started, targets, fresh)
     }
 
+    /// Rescan by size and mtime of the directories `dirs` only (those that cannot be watched
+    /// while the rest is).
+    pub fn poll_dirs(&mut self, dirs: &[PathBuf]) -> bool {
+        let started = Instant::now();
+        let mut found: BTreeMap<PathBuf, SourceFile> = BTreeMap::new();
+        for root in self.roots.iter() {
+            for dir in dirs
+                .iter()
+                .filter(|d| d.starts_with(&root.dir) && d.is_dir())
+            {
+                for f in root.adapter.discover_under(&root.dir, &root.pattern, dir) {
+                    found.entry(f.path.clone()).or_insert(f);
+                }
+            }
+        }
+        let mut targets: BTreeSet<PathBuf> = BTreeSet::new();
+        for (path, entry) in &self.files {
+            let under = dirs.iter().any(|d| path.starts_with(d));
+            if under && (!found.contains_key(path) || entry.state.looks_changed()) {
+                targets.insert(path.clone());
+            }
+        }
+        let fresh: Vec<SourceFile> = found
+            .into_values()
+            .filter(|f| !self.files.contains_key(&f.path))
+            .collect();
+        self.process(started, targets, fresh)
+    }
+
     /// Turns one changed path into files to re-read and new files to add.
     fn expand(&self, p: &Path, targets: &mut BTreeSet<PathBuf>, fresh: &mut Vec<SourceFile>) {
         for root in self.roots.iter() {
@@ -85,9 +114,26 @@ impl Writer {
         }
     }
 
+    /// Applies these changes, publishes them and queues their turns for the store. Returns
+    /// whether anything changed.
     pub(super) fn process(
         &mut self,
         started: Instant,
+        targets: BTreeSet<PathBuf>,
+        fresh: Vec<SourceFile>,
+    ) -> bool {
+        if !self.take_changes(targets, fresh) {
+            return false;
+        }
+        self.publish(started);
+        self.store_flush_some();
+        true
+    }
+
+    /// Reads changed and new files into the index. Does not publish (a restore publishes once,
+    /// with its report). Returns whether anything changed.
+    pub(super) fn take_changes(
+        &mut self,
         mut targets: BTreeSet<PathBuf>,
         fresh: Vec<SourceFile>,
     ) -> bool {
@@ -140,8 +186,6 @@ impl Writer {
         }
         self.settle(&mut batch, kills);
         self.stats.updates += 1;
-        self.publish(started);
-        self.store_flush_some();
         true
     }
 
@@ -212,7 +256,7 @@ impl Writer {
     }
 
     /// Kills every document of a file and forgets its conversations.
-    fn drop_file(&mut self, entry: &FileEntry, kills: &mut Vec<(u64, u32)>) {
+    pub(super) fn drop_file(&mut self, entry: &FileEntry, kills: &mut Vec<(u64, u32)>) {
         for &(_, conv) in &entry.convs {
             self.retire(conv, kills);
         }

@@ -179,8 +179,13 @@ pub fn run(
                                 for root in appeared {
                                     schedule.note(root, now);
                                 }
+                                // a new directory is watched (or polled) before it is rescanned
+                                w.saw(&p);
                                 for (dir, reason) in w.take_polled() {
                                     status.add_polled(dir, reason);
+                                }
+                                for dir in w.take_gone() {
+                                    status.remove_polled(&dir);
                                 }
                             }
                             Err(e) => {
@@ -212,6 +217,8 @@ pub fn run(
         if let Some(done) = stop {
             writer.store_flush();
             saver.save_now(&writer);
+            // before saying done: the process may exit right after
+            writer.close_store();
             let _ = done.send(());
             return;
         }
@@ -222,7 +229,17 @@ pub fn run(
             changed |= writer.apply(&due);
         }
         if rescan || (polling && now >= next_poll) {
-            changed |= writer.poll();
+            let dirs: Vec<PathBuf> = status.polled().into_iter().map(|(d, _)| d).collect();
+            // only the directories that cannot be watched, unless everything is polled (or a
+            // polled directory lies outside the roots: a symlinked file's target)
+            let whole = rescan
+                || watch.is_none()
+                || dirs.iter().any(|d| !roots.iter().any(|r| d.starts_with(r)));
+            changed |= if whole {
+                writer.poll()
+            } else {
+                writer.poll_dirs(&dirs)
+            };
             next_poll = Instant::now() + cfg.poll_interval;
         }
         if let (true, Some(w)) = (changed, watch.as_mut()) {

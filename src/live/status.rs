@@ -78,6 +78,12 @@ impl LiveStatus {
         }
     }
 
+    /// Forgets a polled directory that went away.
+    pub fn remove_polled(&self, dir: &std::path::Path) {
+        let mut g = self.polled.lock().unwrap_or_else(|p| p.into_inner());
+        g.retain(|(d, _)| d != dir);
+    }
+
     /// Directories polled instead of watched, with the reason.
     pub fn polled(&self) -> Vec<(std::path::PathBuf, String)> {
         self.polled

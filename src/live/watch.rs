@@ -1,6 +1,8 @@
 //! File-system watching with the `notify` watcher that `notify-debouncer-full` builds on: each
-//! root is watched recursively; a root that does not exist yet is watched for from its nearest
-//! existing ancestor (non-recursively) and picked up when it appears.
+//! directory of a root is watched on its own (new ones as they appear), so that one that cannot
+//! be watched (the inotify watch limit reached, permission denied) — at start or later — is
+//! polled instead while the rest stays watched; a root that does not exist yet is watched for
+//! from its nearest existing ancestor (non-recursively) and picked up when it appears.
 //!
 //! Raw events go straight to our [`super::schedule::Schedule`], which debounces per path and
 //! bounds staleness. The crate's own debouncer is not used for that: it replaces a pending
@@ -10,6 +12,7 @@
 use notify_debouncer_full::notify::{
     self, Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher,
 };
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 
@@ -35,12 +38,27 @@ enum Plan {
     Nothing,
 }
 
+/// Test hook: `CONVERSATION_SEARCH_TEST_MAX_WATCHES` caps the directories watched, as a low
+/// inotify limit would, so that black-box tests can reach the limit anywhere. Read once.
+pub const MAX_WATCHES_ENV: &str = "CONVERSATION_SEARCH_TEST_MAX_WATCHES";
+
+fn max_watches() -> Option<usize> {
+    static CAP: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *CAP.get_or_init(|| std::env::var(MAX_WATCHES_ENV).ok()?.parse().ok())
+}
+
 /// The watcher of all roots.
 pub struct Watch {
     inner: Inner,
     roots: Vec<(PathBuf, Plan)>,
-    /// Directories that could not be watched (to be polled), with the reason.
+    /// Directories under roots that are watched (each on its own).
+    watched: BTreeSet<PathBuf>,
+    /// Directories that could not be watched and are polled (their subtrees with them).
+    polled_dirs: BTreeSet<PathBuf>,
+    /// Newly polled directories with the reason, not yet reported.
     polled: Vec<(PathBuf, String)>,
+    /// Polled directories that went away, not yet reported.
+    gone: Vec<PathBuf>,
     /// Symlinked transcript files whose target lies outside every root: target → link.
     links: std::collections::HashMap<PathBuf, PathBuf>,
     /// Files already checked for being such a link.
@@ -49,10 +67,14 @@ pub struct Watch {
 
 /// Why a watch failed, naming the real cause; the limit hint only for the limit.
 pub fn why(e: &notify::Error) -> String {
-    match e.kind {
-        notify::ErrorKind::MaxFilesWatch => {
-            format!("{e} (on Linux, raise fs.inotify.max_user_watches)")
+    match &e.kind {
+        notify::ErrorKind::MaxFilesWatch => "the inotify watch limit is reached (ENOSPC from \
+             inotify_add_watch; on Linux, raise fs.inotify.max_user_watches)"
+            .into(),
+        notify::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
+            "permission denied (EACCES from inotify_add_watch)".into()
         }
+        notify::ErrorKind::Io(io) => io.to_string(),
         _ => e.to_string(),
     }
 }
@@ -74,7 +96,10 @@ impl Watch {
         let mut w = Watch {
             inner,
             roots: roots.iter().map(|r| (r.clone(), Plan::Nothing)).collect(),
+            watched: BTreeSet::new(),
+            polled_dirs: BTreeSet::new(),
             polled: Vec::new(),
+            gone: Vec::new(),
             links: Default::default(),
             checked: Default::default(),
         };
@@ -108,26 +133,20 @@ impl Watch {
             return Ok(false);
         }
         match &old {
+            // the root went away: its watches went with it
             Plan::Root => {
                 let _ = self.inner.unwatch(&root);
+                self.forget(&root);
             }
             Plan::Ancestor(a) => {
                 let _ = self.inner.unwatch(a);
             }
             Plan::Nothing => {}
         }
+        // set first: watching the tree looks the root up by its plan
+        self.roots[i].1 = new.clone();
         match &new {
-            Plan::Root => {
-                if let Err(e) = self.inner.watch(&root, RecursiveMode::Recursive) {
-                    tracing::warn!(
-                        "cannot watch `{}` as a whole ({}); watching its directories one by one",
-                        root.display(),
-                        why(&e)
-                    );
-                    let _ = self.inner.unwatch(&root);
-                    self.watch_each(&root);
-                }
-            }
+            Plan::Root => self.watch_tree(&root),
             Plan::Ancestor(a) => {
                 tracing::info!(
                     "`{}` does not exist yet; watching `{}` for it",
@@ -140,29 +159,103 @@ impl Watch {
             }
             Plan::Nothing => {}
         }
-        self.roots[i].1 = new;
         Ok(true)
     }
 
-    /// Watches `root` and every directory under it one by one (symlinks not followed); a
-    /// directory that cannot be watched or read is noted to be polled and the rest stays
-    /// watched. Directories created later under such a root are found by polling.
-    fn watch_each(&mut self, root: &Path) {
-        let mut stack = vec![root.to_owned()];
+    /// Watches `top` and every directory under it one by one (a symlinked directory only when
+    /// it leads out of the root, as discovery follows those); a directory that cannot be
+    /// watched or read is polled with its subtree, and the rest stays watched. Directories
+    /// already watched are watched again (a directory removed and created anew under the same
+    /// name needs a new watch), without counting twice.
+    fn watch_tree(&mut self, top: &Path) {
+        let Some(root) = self.root_of(top) else {
+            return;
+        };
+        let real_root = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
+        let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut stack = vec![top.to_owned()];
         while let Some(dir) = stack.pop() {
+            if self.polled_dirs.iter().any(|p| dir.starts_with(p)) {
+                continue;
+            }
+            let real = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
+            let is_link = dir != root
+                && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink());
+            if !seen.insert(real.clone()) || (is_link && real.starts_with(&real_root)) {
+                continue;
+            }
+            if !self.watched.contains(&dir)
+                && max_watches().is_some_and(|cap| self.watched.len() >= cap)
+            {
+                let cap = max_watches().unwrap_or_default();
+                self.poll_instead(
+                    dir,
+                    format!(
+                        "the inotify watch limit is reached ({MAX_WATCHES_ENV}={cap}, a test hook)"
+                    ),
+                );
+                continue;
+            }
             if let Err(e) = self.inner.watch(&dir, RecursiveMode::NonRecursive) {
+                self.watched.remove(&dir);
                 self.poll_instead(dir, why(&e));
                 continue;
             }
+            self.watched.insert(dir.clone());
             match std::fs::read_dir(&dir) {
                 Ok(entries) => stack.extend(
                     entries
                         .flatten()
-                        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                        .filter(|e| {
+                            e.file_type()
+                                .is_ok_and(|t| t.is_dir() || (t.is_symlink() && e.path().is_dir()))
+                        })
                         .map(|e| e.path()),
                 ),
                 Err(e) => self.poll_instead(dir, e.to_string()),
             }
+        }
+    }
+
+    /// The watched root `path` lies in.
+    fn root_of(&self, path: &Path) -> Option<PathBuf> {
+        self.roots
+            .iter()
+            .find(|(r, plan)| *plan == Plan::Root && path.starts_with(r))
+            .map(|(r, _)| r.clone())
+    }
+
+    /// Forgets the watches of `dir` and below (gone: the kernel dropped them, and notify its
+    /// own records); polled directories there are no longer polled.
+    fn forget(&mut self, dir: &Path) {
+        let under = |set: &BTreeSet<PathBuf>| -> Vec<PathBuf> {
+            set.range(dir.to_owned()..)
+                .take_while(|p| p.starts_with(dir))
+                .cloned()
+                .collect()
+        };
+        for p in under(&self.watched) {
+            self.watched.remove(&p);
+        }
+        for p in under(&self.polled_dirs) {
+            self.polled_dirs.remove(&p);
+            self.polled.retain(|(d, _)| *d != p);
+            self.gone.push(p);
+        }
+    }
+
+    /// Follows a changed path inside a watched root: a directory that appeared (created, moved
+    /// in, or replaced) is watched with everything under it; a watched one that is gone is
+    /// forgotten. The caller rescans the path, which finds what was created in a new directory
+    /// before its watch was added.
+    pub fn saw(&mut self, path: &Path) {
+        if self.root_of(path).is_none() {
+            return;
+        }
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => self.watch_tree(path),
+            Ok(_) => {}
+            Err(_) => self.forget(path),
         }
     }
 
@@ -171,7 +264,14 @@ impl Watch {
             "cannot watch `{}` ({reason}); polling it instead",
             dir.display()
         );
-        self.polled.push((dir, reason));
+        if self.polled_dirs.insert(dir.clone()) {
+            self.polled.push((dir, reason));
+        }
+    }
+
+    /// Polled directories that went away since the last call (drained).
+    pub fn take_gone(&mut self) -> Vec<PathBuf> {
+        std::mem::take(&mut self.gone)
     }
 
     /// Directories that cannot be watched, with the reason (drained: each is reported once).

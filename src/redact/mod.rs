@@ -3,7 +3,8 @@
 //! cache and every tool output only ever hold `[REDACTED:<kind>]` where a secret was.
 //!
 //! One pass per text: an Aho–Corasick automaton over every rule's literal anchors finds which
-//! rules can match at all (usually none); only those rules' patterns then run. Matches are
+//! rules can match at all (usually none); only those rules' patterns then run, each compiled the
+//! first time it is needed (a one-shot command reading a few files compiles few). Matches are
 //! checked ([`rules::Check`]), overlapping ones merged, and the secrets replaced.
 //!
 //! `--no-redact` turns it off for the process ([`set_enabled`], once at start-up; unsafe: the
@@ -16,8 +17,8 @@ use aho_corasick::AhoCorasick;
 use regex::Regex;
 use rules::RULES;
 use std::borrow::Cow;
-use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LazyLock, OnceLock};
 use xxhash_rust::xxh3::Xxh3Default;
 
 /// Version of the rules' checks; bump it when a check in `checks.rs` changes what it accepts.
@@ -121,11 +122,21 @@ pub fn fingerprint() -> u64 {
     STANDARD.fingerprint
 }
 
-/// A rule ready to run.
+/// A rule ready to run; its pattern is compiled on first use.
 struct Compiled {
     name: &'static str,
-    regex: Regex,
+    pattern: &'static str,
+    regex: OnceLock<Regex>,
     check: Check,
+}
+
+impl Compiled {
+    /// Panics on an invalid built-in pattern: the unit tests compile every rule.
+    fn regex(&self) -> &Regex {
+        self.regex.get_or_init(|| {
+            Regex::new(self.pattern).unwrap_or_else(|e| panic!("rule {}: {e}", self.name))
+        })
+    }
 }
 
 /// A compiled rule set with its anchor prefilter.
@@ -153,8 +164,8 @@ impl Redactor {
         Self::new(RULES, extra.as_deref())
     }
 
-    /// Compiles `rules` (and an `extra` pattern without anchors, checked on every text).
-    /// Panics on an invalid built-in pattern: the unit tests compile every rule.
+    /// Prepares `rules` (and an `extra` pattern without anchors, checked on every text): the
+    /// anchors' automaton now, each rule's pattern when a text first needs it.
     pub fn new(rules: &'static [Rule], extra: Option<&str>) -> Self {
         let mut h = Xxh3Default::new();
         h.update(&RULES_VERSION.to_le_bytes());
@@ -174,7 +185,8 @@ impl Redactor {
             }
             compiled.push(Compiled {
                 name: r.name,
-                regex: Regex::new(r.pattern).unwrap_or_else(|e| panic!("rule {}: {e}", r.name)),
+                pattern: r.pattern,
+                regex: OnceLock::new(),
                 check: r.check,
             });
         }
@@ -183,7 +195,8 @@ impl Redactor {
             h.update(p.0.as_bytes());
             compiled.push(Compiled {
                 name: "extra",
-                regex: p.1,
+                pattern: "",
+                regex: OnceLock::from(p.1),
                 check: Check::Any,
             });
         }
@@ -229,7 +242,7 @@ impl Redactor {
             if want & (1 << i) == 0 {
                 continue;
             }
-            for caps in rule.regex.captures_iter(text) {
+            for caps in rule.regex().captures_iter(text) {
                 let Some(m) = caps.iter().skip(1).flatten().last().or_else(|| caps.get(0)) else {
                     continue;
                 };

@@ -143,3 +143,15 @@ fn key_bytes_name_the_version() {
     let k = String::from_utf8(key_bytes()).expect("ascii");
     assert!(k.starts_with(&format!("redact:v{RULES_VERSION}:")), "{k}");
 }
+
+#[test]
+fn every_built_in_pattern_compiles() {
+    // patterns are compiled on first use; an invalid one must fail here, not in a user's run
+    for rule in &engine().rules {
+        assert!(
+            rule.name == "extra" || rule.regex().as_str() == rule.pattern,
+            "{}",
+            rule.name
+        );
+    }
+}

@@ -127,6 +127,8 @@ pub struct StoreReport {
     pub last_commit_ms: Option<i64>,
     /// Commits this server made.
     pub commits: u64,
+    /// Turns this server read and has yet to commit (the writer's backlog after a first build).
+    pub pending_turns: u64,
     /// The last problem (cleared by the next successful commit).
     pub error: Option<String>,
     /// Where a damaged store was moved.
@@ -151,6 +153,18 @@ pub struct StoreWriter {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
     _lock: File,
+}
+
+impl Drop for StoreWriter {
+    /// Says the store was closed, so the next writer skips the whole-file check.
+    fn drop(&mut self) {
+        if let Err(e) = schema::set_closed_cleanly(&self.conn, true) {
+            tracing::debug!(
+                "cannot mark the store `{}` closed: {e}",
+                self.path.display()
+            );
+        }
+    }
 }
 
 impl StoreWriter {

@@ -27,6 +27,7 @@ pub mod opencode;
 pub mod qwen;
 pub mod redacted;
 pub mod sqlite;
+pub mod stream;
 pub mod tools;
 pub mod turns;
 

@@ -55,13 +55,13 @@ fn moved_aside(dir: &Path) -> usize {
 }
 
 #[derive(Debug, Clone)]
-enum Damage {
+pub(crate) enum Damage {
     Flip(usize, u8),
     Truncate(usize),
     Swap(usize, usize),
 }
 
-fn damage(good: &[u8], d: &Damage) -> Vec<u8> {
+pub(crate) fn damage(good: &[u8], d: &Damage) -> Vec<u8> {
     let mut v = good.to_vec();
     let n = v.len();
     match *d {
@@ -72,7 +72,7 @@ fn damage(good: &[u8], d: &Damage) -> Vec<u8> {
     v
 }
 
-fn any_damage() -> impl Strategy<Value = Damage> {
+pub(crate) fn any_damage() -> impl Strategy<Value = Damage> {
     prop_oneof![
         4 => (any::<usize>(), any::<u8>()).prop_map(|(a, b)| Damage::Flip(a, b)),
         1 => any::<usize>().prop_map(Damage::Truncate),

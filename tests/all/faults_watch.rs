@@ -1,7 +1,7 @@
 //! Faults, points 4 and 5: a directory that cannot be watched (unreadable to the server run as
 //! another user; or created after the inotify watch limit was reached, in a user namespace with
-//! a low limit) is polled and listed with the real cause in `index_status`; the rest stays on
-//! notifications.
+//! a low limit, or under the test hook that caps the watches) is polled and listed with the real
+//! cause in `index_status`; the rest stays on notifications.
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
@@ -131,4 +131,115 @@ fn fault_watch_limit_reached_while_running_falls_back_to_polling() {
     let polled = st["polled_dirs"].as_array().cloned().unwrap_or_default();
     assert!(!polled.is_empty(), "{st}");
     assert!(st.to_string().contains("max_user_watches"), "{st}");
+    // each directory that could not be watched is listed by path, with the real cause
+    for d in &polled {
+        let path = d["path"].as_str().unwrap_or_default();
+        assert!(
+            path.starts_with(dir.path_str()) && path.contains("-p-new"),
+            "{st}"
+        );
+        assert!(
+            d["reason"].as_str().unwrap_or_default().contains("ENOSPC"),
+            "{st}"
+        );
+    }
+}
+
+/// Paths of `index_status.polled_dirs`, sorted.
+fn polled_paths(st: &serde_json::Value) -> Vec<String> {
+    let mut v: Vec<String> = st["polled_dirs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d["path"].as_str().map(str::to_owned))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn fault_watch_cap_reached_while_running_polls_each_new_directory() {
+    let dir = ProjectsDir::new();
+    let mut start = dir.project("-a-start").session(ID);
+    start.exchange("startword prompt", "ok");
+    // the root and `-a-start` are watched; every directory created later is over the cap
+    let args = [
+        "--projects-dir",
+        dir.path_str(),
+        "--no-cache",
+        "--debounce-ms",
+        "100",
+        "--poll-interval-ms",
+        "300",
+        // a removed directory's sessions leave the index (the durable store would keep them)
+        "--no-archive",
+    ];
+    let c = McpClient::spawn(&args, &[("CONVERSATION_SEARCH_TEST_MAX_WATCHES", "2")]);
+    c.initialize();
+    c.wait_ready();
+    let st = c.index_status();
+    assert_eq!(st["watch_mode"], "watch", "{st}");
+    assert!(polled_paths(&st).is_empty(), "{st}");
+    let names = ["-p-new0", "-p-new1", "-p-new2"];
+    let mut writers: Vec<_> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let mut w = dir
+                .project(name)
+                .session(&format!("5e770000-0000-4000-8000-00000000020{i}"));
+            w.exchange(&format!("newword{i} prompt"), "ok");
+            w
+        })
+        .collect();
+    let expected: Vec<String> = names
+        .iter()
+        .map(|n| dir.path().join(n).display().to_string())
+        .collect();
+    let st = poll_until_desc(
+        "every new directory listed as polled",
+        Duration::from_secs(20),
+        || {
+            let st = c.index_status();
+            (polled_paths(&st) == expected).then_some(st)
+        },
+    );
+    assert_eq!(st["watch_mode"], "watch", "{st}");
+    for d in st["polled_dirs"].as_array().unwrap() {
+        let reason = d["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("watch limit"), "{st}");
+        assert!(
+            reason.contains("CONVERSATION_SEARCH_TEST_MAX_WATCHES=2"),
+            "{st}"
+        );
+    }
+    // appends, long after each directory appeared, are seen by polling; the watched
+    // directory's by notifications
+    for round in ["appendword", "secondword"] {
+        for (i, w) in writers.iter_mut().enumerate() {
+            w.exchange(&format!("{round}{i} prompt"), "ok");
+        }
+        start.exchange(&format!("{round}start prompt"), "ok");
+        poll_until_desc(
+            &format!("{round} appends indexed"),
+            Duration::from_secs(20),
+            || {
+                let all = (0..3).all(|i| c.search(&format!("{round}{i}"))["total"] == 1)
+                    && c.search(&format!("{round}start"))["total"] == 1;
+                all.then_some(())
+            },
+        );
+    }
+    // a polled directory that goes away leaves the list and the index
+    std::fs::remove_dir_all(dir.path().join(names[0])).expect("rm");
+    poll_until_desc(
+        "the removed directory unlisted and unindexed",
+        Duration::from_secs(20),
+        || {
+            let st = c.index_status();
+            let gone = polled_paths(&st) == expected[1..] && c.search("newword0")["total"] == 0;
+            gone.then_some(())
+        },
+    );
+    assert_eq!(c.search("secondword1")["total"], 1);
 }

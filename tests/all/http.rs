@@ -45,6 +45,7 @@ fn tool_names(server: &HttpServer, session: &str) -> Vec<String> {
 fn two_clients_at_once_share_one_index() {
     let dir = corpus();
     let server = HttpServer::start(dir.path_str(), &[], &[]);
+    server.wait_ready();
     let answers: Vec<(Vec<String>, Value)> = std::thread::scope(|scope| {
         let clients: Vec<_> = (0..2)
             .map(|_| {
@@ -85,6 +86,7 @@ fn two_clients_at_once_share_one_index() {
 fn the_stateless_generation_discovers_and_calls_without_a_session() {
     let dir = corpus();
     let server = HttpServer::start(dir.path_str(), &[], &[]);
+    server.wait_ready();
     let version = "2026-07-28";
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": version,
@@ -280,6 +282,7 @@ fn sigterm_during_a_call_answers_it_then_exits_within_two_seconds() {
     let dir = corpus();
     let server = HttpServer::start(dir.path_str(), &[], &[("CONVERSATION_SEARCH_LOG", "debug")]);
     let mut server = server;
+    let ready_posts = server.wait_ready();
     let session = server.initialize(&[]);
     // a call whose body arrives in two halves, SIGTERM in between
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
@@ -291,7 +294,7 @@ fn sigterm_during_a_call_answers_it_then_exits_within_two_seconds() {
         .unwrap();
     s.write_all(first.as_bytes()).unwrap();
     s.flush().unwrap();
-    poll_posts(&server, 3);
+    poll_posts(&server, ready_posts + 3);
     let signalled = Instant::now();
     server.sigterm();
     server.wait_log("SIGTERM: no new connections; finishing 1 request(s) in flight");

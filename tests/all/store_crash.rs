@@ -65,7 +65,11 @@ fn a_hundred_kill_9s_never_lose_a_committed_turn() {
         child.kill().expect("SIGKILL");
         child.wait().expect("reap");
         let st = env.archive_status();
-        assert_eq!(st["exists"], true, "round {round}: {st}");
+        // a server killed before it opened the store leaves none (only ever in early rounds)
+        assert!(
+            st["exists"] == true || convs == 0,
+            "round {round}: the store vanished: {st}"
+        );
         let (c, t) = (
             st["conversations"].as_u64().unwrap(),
             st["turns"].as_u64().unwrap(),

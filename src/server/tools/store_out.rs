@@ -27,6 +27,8 @@ pub struct StoreOut {
     pub last_commit: Option<String>,
     /// Commits made by this server.
     pub commits: u64,
+    /// Turns read but not yet committed (a first build's backlog drains in slices).
+    pub pending_turns: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Where a damaged store was moved (it is never deleted).
@@ -47,6 +49,7 @@ impl From<StoreReport> for StoreOut {
             turns_only_in_store: r.counts.turns_only_in_store,
             last_commit: iso(r.last_commit_ms),
             commits: r.commits,
+            pending_turns: r.pending_turns,
             error: r.error,
             moved_aside: r.moved_aside.map(|p| p.display().to_string()),
         }

@@ -149,6 +149,19 @@ impl HttpServer {
         session
     }
 
+    /// Waits until the index is complete (through a session of its own); returns how many POST
+    /// requests that took.
+    pub fn wait_ready(&self) -> usize {
+        let session = self.initialize(&[]);
+        let mut posts = 2;
+        crate::common::poll_until_desc("index_status.complete", Duration::from_secs(30), || {
+            posts += 1;
+            let st = self.call(&session, 1000 + posts as u64, "index_status", json!({}));
+            (st["structuredContent"]["complete"] == true).then_some(())
+        });
+        posts
+    }
+
     /// A `tools/call` in `session`; returns the JSON-RPC result.
     pub fn call(&self, session: &str, id: u64, name: &str, args: Value) -> Value {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",

@@ -47,9 +47,11 @@ impl StoreEnv {
     }
 
     /// A server over this environment, its first build done.
+    /// Also waits until it has committed what it read (tests stop servers with `kill -9`).
     pub fn serve(&self, extra: &[&str]) -> McpClient {
         let c = McpClient::start(&self.args(extra));
         c.wait_ready();
+        wait_committed(&c);
         c
     }
 
@@ -83,6 +85,14 @@ impl Default for StoreEnv {
 /// The `store` section of `index_status`.
 pub fn store_status(c: &McpClient) -> Value {
     c.index_status()["store"].clone()
+}
+
+/// Waits until the server has no turns left to commit.
+pub fn wait_committed(c: &McpClient) -> Value {
+    poll_until_desc("store.pending_turns == 0", Duration::from_secs(30), || {
+        let st = store_status(c);
+        (st["pending_turns"].as_u64().unwrap_or(0) == 0).then_some(st)
+    })
 }
 
 /// Waits until the store holds at least `turns` turns (as this server sees it).

@@ -1,0 +1,254 @@
+//! The head section of the persistent index: the catalog (every file with what was read of it
+//! and the conversations it holds; every conversation's metadata, turn count and turn offsets),
+//! without where the documents live nor the segments, so a reader that needs only the catalog
+//! decodes nothing else.
+use super::catalog::{ConvId, Conversation};
+use super::ingest::{FileState, Fingerprint, SavedState};
+use super::writer::Writer;
+use crate::store::record::{get_meta, get_role, put_meta, put_role};
+use crate::transcript::{SourceFile, adapter};
+use crate::util::codec::{Decoder, Encoder, corrupt};
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The catalog as read back from a head section.
+pub(super) struct Head {
+    /// Each file's read state and its conversations (id as the parser reports it, internal id).
+    pub(super) files: Vec<(FileState, Vec<(String, ConvId)>)>,
+    pub(super) convs: Vec<Conversation>,
+    pub(super) next_conv: ConvId,
+    pub(super) next_seg: u64,
+}
+
+fn put_time<W: Write>(e: &mut Encoder<W>, t: Option<SystemTime>) -> io::Result<()> {
+    match t.and_then(|t| t.duration_since(UNIX_EPOCH).ok()) {
+        Some(d) => {
+            e.u8(1)?;
+            e.u64(d.as_secs())?;
+            e.u32(d.subsec_nanos())
+        }
+        None => e.u8(0),
+    }
+}
+
+fn get_time<R: Read>(d: &mut Decoder<R>) -> io::Result<Option<SystemTime>> {
+    if !d.bool()? {
+        return Ok(None);
+    }
+    let secs = d.u64()?;
+    let nanos = d.u32()?;
+    Ok(UNIX_EPOCH.checked_add(Duration::new(secs, nanos.min(999_999_999))))
+}
+
+fn put_source<W: Write>(e: &mut Encoder<W>, s: &SourceFile) -> io::Result<()> {
+    e.bytes(s.path.as_os_str().as_encoded_bytes())?;
+    e.str(s.format)?;
+    e.opt_str(s.group.as_deref())?;
+    put_role(e, &s.role)
+}
+
+fn get_source<R: Read>(d: &mut Decoder<R>) -> io::Result<SourceFile> {
+    let path = PathBuf::from(String::from_utf8(d.bytes()?).map_err(|_| corrupt("path"))?);
+    let format = adapter(&d.string()?)
+        .ok_or_else(|| corrupt("unknown format"))?
+        .name();
+    let group = d.opt_string()?;
+    let role = get_role(d)?;
+    Ok(SourceFile {
+        path,
+        format,
+        group,
+        role,
+    })
+}
+
+impl Writer {
+    /// The head section's bytes: the ids to hand out next, the files, the conversations.
+    pub(super) fn head_bytes(&self) -> io::Result<Vec<u8>> {
+        let mut e = Encoder::new(Vec::new());
+        e.u32(self.next_conv)?;
+        e.u64(self.next_seg)?;
+        e.varint(self.files.len() as u64)?;
+        let file_index: HashMap<&Path, u64> = self
+            .files
+            .keys()
+            .enumerate()
+            .map(|(i, p)| (p.as_path(), i as u64))
+            .collect();
+        for entry in self.files.values() {
+            put_source(&mut e, &entry.src)?;
+            put_saved(&mut e, &entry.state.saved())?;
+            e.varint(entry.convs.len() as u64)?;
+            for (id, conv) in &entry.convs {
+                e.str(id)?;
+                e.u32(*conv)?;
+            }
+        }
+        let convs: Vec<&Arc<Conversation>> = self.catalog.iter().collect();
+        e.varint(convs.len() as u64)?;
+        for c in convs {
+            e.u32(c.conv)?;
+            e.str(&c.id)?;
+            // one past the last file: the description follows inline (a store-only
+            // conversation, whose file is not followed)
+            let index = file_index.get(c.file.path.as_path()).copied();
+            e.varint(index.unwrap_or(self.files.len() as u64))?;
+            e.opt_str(c.parent.as_deref())?;
+            put_meta(&mut e, &c.meta)?;
+            e.u32(c.turn_count)?;
+            e.u64s(&c.turn_offsets)?;
+            e.u64(c.end_offset)?;
+            e.u32(c.source_turns)?;
+            e.bool(c.followed)?;
+            e.opt_i64(c.gone_since)?;
+            if index.is_none() {
+                put_source(&mut e, &c.file)?;
+            }
+        }
+        Ok(e.into_inner())
+    }
+}
+
+fn put_saved<W: Write>(e: &mut Encoder<W>, s: &SavedState) -> io::Result<()> {
+    e.u64(s.offset)?;
+    e.u64(s.size)?;
+    put_time(e, s.mtime)?;
+    e.u64(s.fingerprint.head)?;
+    e.u64(s.fingerprint.tail)?;
+    e.u64(s.fingerprint.prefix)?;
+    e.u64(s.fingerprint.sampled)?;
+    e.u64(s.skipped)?;
+    e.varint(s.unknown.len() as u64)?;
+    for (kind, n) in &s.unknown {
+        e.str(kind)?;
+        e.u64(*n)?;
+    }
+    e.varint(s.stamp.len() as u64)?;
+    for st in &s.stamp {
+        match st {
+            Some((size, mtime)) => {
+                e.u8(1)?;
+                e.u64(*size)?;
+                put_time(e, *mtime)?;
+            }
+            None => e.u8(0)?,
+        }
+    }
+    Ok(())
+}
+
+fn get_saved<R: Read>(d: &mut Decoder<R>) -> io::Result<SavedState> {
+    let offset = d.u64()?;
+    let size = d.u64()?;
+    let mtime = get_time(d)?;
+    let fingerprint = Fingerprint {
+        head: d.u64()?,
+        tail: d.u64()?,
+        prefix: d.u64()?,
+        sampled: d.u64()?,
+    };
+    let skipped = d.u64()?;
+    let mut unknown = Vec::new();
+    for _ in 0..d.length()? {
+        unknown.push((d.string()?, d.u64()?));
+    }
+    let mut stamp = Vec::new();
+    for _ in 0..d.length()? {
+        stamp.push(if d.bool()? {
+            Some((d.u64()?, get_time(d)?))
+        } else {
+            None
+        });
+    }
+    Ok(SavedState {
+        offset,
+        size,
+        mtime,
+        fingerprint,
+        skipped,
+        unknown,
+        stamp,
+    })
+}
+
+/// Decodes a head section (already verified against its checksum); every byte must be used.
+pub(super) fn read_head(bytes: &[u8]) -> io::Result<Head> {
+    let mut d = Decoder::new(bytes);
+    // verified bytes can still be a bug's: a panic while decoding is a corrupt file
+    let head = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_head(&mut d)))
+        .map_err(|_| corrupt("undecodable head"))??;
+    let mut extra = [0u8; 1];
+    if d.fill(&mut extra).is_ok() {
+        return Err(corrupt("trailing bytes in head"));
+    }
+    Ok(head)
+}
+
+fn decode_head<R: Read>(d: &mut Decoder<R>) -> io::Result<Head> {
+    let next_conv = d.u32()?;
+    let next_seg = d.u64()?;
+    let mut files = Vec::new();
+    let mut sources: Vec<Arc<SourceFile>> = Vec::new();
+    for _ in 0..d.length()? {
+        let src = get_source(d)?;
+        let saved = get_saved(d)?;
+        let mut convs = Vec::new();
+        for _ in 0..d.length()? {
+            let id = d.string()?;
+            let conv = d.u32()?;
+            if conv >= next_conv {
+                return Err(corrupt("conversation id"));
+            }
+            convs.push((id, conv));
+        }
+        sources.push(Arc::new(src.clone()));
+        files.push((FileState::restored(src, saved), convs));
+    }
+    let mut convs = Vec::new();
+    for _ in 0..d.length()? {
+        let conv = d.u32()?;
+        let id = d.string()?;
+        let file_index = d.varint()?;
+        let parent = d.opt_string()?;
+        let meta = get_meta(d)?;
+        let turn_count = d.u32()?;
+        let turn_offsets = d.u64s()?;
+        let end_offset = d.u64()?;
+        let source_turns = d.u32()?;
+        let followed = d.bool()?;
+        let gone_since = d.opt_i64()?;
+        let file = match sources.get(file_index as usize) {
+            Some(f) => Arc::clone(f),
+            None if file_index == sources.len() as u64 => Arc::new(get_source(d)?),
+            None => return Err(corrupt("file index")),
+        };
+        if conv >= next_conv
+            || (followed && turn_offsets.len() != source_turns as usize)
+            || source_turns > turn_count
+        {
+            return Err(corrupt("conversation"));
+        }
+        convs.push(Conversation {
+            conv,
+            id,
+            file,
+            parent,
+            meta,
+            turn_count,
+            turn_offsets,
+            end_offset,
+            source_turns,
+            followed,
+            gone_since,
+        });
+    }
+    Ok(Head {
+        files,
+        convs,
+        next_conv,
+        next_seg,
+    })
+}
