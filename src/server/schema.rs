@@ -141,8 +141,12 @@ fn clean_properties(
     }
 }
 
-/// Adds `enum` to a string property, or to the items of an array of strings.
+/// Adds `enum` to a string property, or to the items of an array of strings, unless the
+/// property has its own (a field of the same name elsewhere, typed as a Rust enum).
 fn add_enum(prop: &mut Value, values: &[&str]) {
+    if prop.get("enum").is_some() {
+        return;
+    }
     let list = Value::Array(values.iter().map(|v| Value::from(*v)).collect());
     if prop.get("type") == Some(&"array".into()) {
         if let Some(items) = prop.get_mut("items").and_then(Value::as_object_mut) {

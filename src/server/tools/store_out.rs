@@ -4,6 +4,16 @@ use crate::store::{Role, StoreReport};
 use rmcp::schemars::JsonSchema;
 use serde::Serialize;
 
+/// This server's part in the durable store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(crate = "rmcp::schemars")]
+pub enum StoreRole {
+    Writer,
+    Reader,
+    Off,
+}
+
 /// What the durable store holds and this server's part in it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -14,7 +24,7 @@ pub struct StoreOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// `writer` (this server stores what it reads), `reader` (another server does) or `off`.
-    pub role: String,
+    pub role: StoreRole,
     /// Bytes on disk (database and its write-ahead log).
     pub bytes: u64,
     pub conversations: u64,
@@ -41,7 +51,11 @@ impl From<StoreReport> for StoreOut {
         StoreOut {
             enabled: r.role != Role::Off,
             path: r.path.map(|p| p.display().to_string()),
-            role: r.role.as_str().to_owned(),
+            role: match r.role {
+                Role::Writer => StoreRole::Writer,
+                Role::Reader => StoreRole::Reader,
+                Role::Off => StoreRole::Off,
+            },
             bytes: r.bytes,
             conversations: r.counts.conversations,
             turns: r.counts.turns,
