@@ -86,7 +86,9 @@ fn status_kb(pid: u32, field: &str) -> Option<u64> {
 
 #[test]
 fn unread_replies_stop_the_reading_and_memory_stays_flat() {
-    const REQUESTS: usize = 3_000;
+    // far more input than the pipes, the read chunk and 16 MB of unsent replies can absorb
+    // (3,000 ~55-byte requests fitted: 64 KB pipe + 64 KB chunk + ~890 replies of ~18.8 KB)
+    const REQUESTS: usize = 10_000;
     let dir = ProjectsDir::new();
     let iso = IsolatedEnv::new();
     let mut cmd = iso.command(&["--projects-dir", dir.path_str()], &[]);
@@ -112,7 +114,7 @@ fn unread_replies_stop_the_reading_and_memory_stays_flat() {
     .unwrap();
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
-    // every reply to tools/list is ~18 KB: 3,000 of them would be ~54 MB if kept (and the
+    // every reply to tools/list is ~18.8 KB: 10,000 of them would be ~188 MB if kept (and the
     // server used to keep far more per request)
     let written = Arc::new(AtomicUsize::new(0));
     let w = Arc::clone(&written);
