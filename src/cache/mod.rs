@@ -12,6 +12,7 @@
 //! ([`head_frame`]), so a reader that needs only the head ([`Cache::open_head`]) verifies and
 //! reads just those bytes.
 use crate::index::tokenizer::TokenizerConfig;
+use crate::util::blob::Cursor;
 use crate::util::codec::corrupt;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -21,7 +22,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 /// File magic and layout version; bump the version whenever the layout or anything that
 /// changes indexed content (tokenizer, turn rules) changes.
 pub const MAGIC: &[u8; 8] = b"CSINDEX\0";
-pub const VERSION: u32 = 8;
+pub const VERSION: u32 = 9;
 /// Header bytes (magic, version, key) and trailer bytes (payload checksum, payload length).
 const HEADER: u64 = 20;
 const TRAILER: u64 = 16;
@@ -86,17 +87,22 @@ impl Cache {
         self.dir.join(format!("index-{:016x}.bin", self.name))
     }
 
-    /// Opens the cache file for reading, checks its header and verifies its length and
-    /// checksum before any byte of it is decoded; the reader is left at the payload.
-    /// `Ok(None)` when there is none. Anything but a regular file is refused without being
-    /// opened (opening a FIFO for reading would block).
-    pub fn open(&self) -> io::Result<Option<BufReader<File>>> {
-        let Some((mut r, len)) = self.open_checked_header()? else {
+    /// Maps the cache file read-only and checks its header; the cursor is left at the
+    /// payload, returned with the payload's length (the file's size less header and trailer).
+    /// Restored segments keep ranges of the mapping instead of copies (cache files are only
+    /// ever replaced by rename, never changed in place). The caller verifies the checksum in
+    /// the same pass as it decodes (and installs nothing before it matched), with every length
+    /// bounded by what is left of the payload. `Ok(None)` when there is none. Anything but a
+    /// regular file is refused without being opened (opening a FIFO for reading would block).
+    pub fn open(&self) -> io::Result<Option<(Cursor, u64)>> {
+        let Some((r, _)) = self.open_checked_header()? else {
             return Ok(None);
         };
-        verify(&mut r, len)?;
-        r.seek(SeekFrom::Start(HEADER))?;
-        Ok(Some(r))
+        let cursor = Cursor::map(r.get_ref(), HEADER as usize)?;
+        let payload = (cursor.len() as u64)
+            .checked_sub(HEADER + TRAILER)
+            .ok_or_else(|| corrupt("truncated file"))?;
+        Ok(Some((cursor, payload)))
     }
 
     /// Reads the head section alone, verified against its own checksum (and the file's length
@@ -268,35 +274,6 @@ pub fn split_frame(frame: &[u8; HEAD_FRAME]) -> (u64, u64) {
 pub fn check_head(frame: &[u8; HEAD_FRAME], head: &[u8]) -> io::Result<()> {
     if split_frame(frame) != split_frame(&head_frame(head)) {
         return Err(corrupt("head checksum mismatch"));
-    }
-    Ok(())
-}
-
-/// Checks the payload of a file of `len` bytes, read from just after its header, against
-/// the trailer's checksum and length; leaves the reader at the end.
-fn verify(r: &mut impl Read, len: u64) -> io::Result<()> {
-    let payload = len
-        .checked_sub(HEADER + TRAILER)
-        .ok_or_else(|| corrupt("truncated file"))?;
-    let mut sum = Xxh3Default::new();
-    let mut buf = vec![0u8; 1 << 16];
-    let mut left = payload;
-    while left > 0 {
-        let n = left.min(buf.len() as u64) as usize;
-        r.read_exact(&mut buf[..n])
-            .map_err(|_| corrupt("truncated file"))?;
-        sum.update(&buf[..n]);
-        left -= n as u64;
-    }
-    let mut trailer = [0u8; TRAILER as usize];
-    r.read_exact(&mut trailer)
-        .map_err(|_| corrupt("truncated file"))?;
-    let word = |i: usize| u64::from_le_bytes(trailer[i..i + 8].try_into().unwrap_or_default());
-    if word(8) != payload {
-        return Err(corrupt("payload length mismatch"));
-    }
-    if word(0) != sum.digest() {
-        return Err(corrupt("checksum mismatch"));
     }
     Ok(())
 }

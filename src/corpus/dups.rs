@@ -2,7 +2,7 @@
 //! several files (resume, fork) share a key; a search only has to collapse those, so the set of
 //! keys held by two or more live documents is kept up to date as documents come and go, and
 //! published with each snapshot.
-use crate::index::IndexView;
+use crate::index::SegView;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
@@ -13,17 +13,14 @@ pub struct DupTracker {
 }
 
 impl DupTracker {
-    /// Counts every live document of `view`.
-    pub fn rebuild(view: &IndexView) -> Self {
-        let mut t = DupTracker::default();
-        for sv in &view.segs {
-            for (d, meta) in sv.seg.docs().iter().enumerate() {
-                if !sv.dead.contains(d as u32) {
-                    t.add(meta.dup_key);
-                }
+    /// Counts the live documents of one more segment.
+    pub fn add_segment(&mut self, sv: &SegView) {
+        self.counts.reserve(sv.live_count());
+        for (d, meta) in sv.seg.docs().iter().enumerate() {
+            if !sv.dead.contains(d as u32) {
+                self.add(meta.dup_key);
             }
         }
-        t
     }
 
     pub fn add(&mut self, key: u64) {

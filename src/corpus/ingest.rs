@@ -174,6 +174,11 @@ impl FileState {
         Ok(self.offset == end)
     }
 
+    /// Whether a restored file is still exactly as recorded (an unreadable file is not).
+    pub fn still_as_restored(&mut self) -> bool {
+        self.restored && self.restored_unchanged().unwrap_or(false)
+    }
+
     /// Whether the file is still exactly as recorded (size, mtime and the fingerprint of what
     /// was read), for a restored file.
     fn restored_unchanged(&mut self) -> io::Result<bool> {

@@ -4,22 +4,30 @@
 //! while its size, mtime and fingerprint are unchanged; anything else is read again, so the
 //! cache can only ever save work, never change results.
 use super::catalog::ConvId;
+use super::dups::DupTracker;
+use super::ingest::FileState;
 use super::saved::{Head, read_head};
 use super::writer::{ConvBook, FileEntry, Writer};
 use crate::cache::{self, Cache, CacheStart, HEAD_FRAME, split_frame};
-use crate::index::persist::{read_segment, read_tombstones, write_segment, write_tombstones};
-use crate::index::{IndexView, SegView};
+use crate::index::persist::{
+    RawSegment, read_segment, read_tombstones, write_segment, write_tombstones,
+};
+use crate::index::{IndexView, SegView, Tombstones};
 use crate::transcript::SourceFile;
-use crate::util::codec::{Decoder, Encoder, corrupt};
+use crate::util::codec::{Decoder, Encoder, Source, corrupt};
+use rustc_hash::FxHashSet;
+use std::collections::BTreeSet;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender};
 
 /// Everything restored from a cache file, installed only once the whole file checked out.
 struct Restored {
     head: Head,
     books: Vec<(ConvId, ConvBook)>,
     view: IndexView,
+    dups: DupTracker,
 }
 
 impl Writer {
@@ -64,47 +72,80 @@ impl Writer {
     }
 
     /// Replaces the (empty) state with the cache's. Nothing is installed unless the whole file
-    /// reads back with a matching checksum.
-    pub fn load_cache(&mut self, cache: &Cache) -> io::Result<bool> {
-        let Some(mut r) = cache.open()? else {
-            return Ok(false);
+    /// reads back with a matching checksum (verified in the same pass as it is decoded, every
+    /// length bounded by what is left of the file). While the payload is decoded on another
+    /// thread, this one looks at the disk: which restored files are unchanged, and which files
+    /// exist now. `Ok(None)` when there is no cache file.
+    pub fn load_cache(&mut self, cache: &Cache) -> io::Result<Option<Rechecked>> {
+        let Some((mut r, payload)) = cache.open()? else {
+            return Ok(None);
         };
-        let mut d = Decoder::new(&mut r);
+        let mut d = Decoder::bounded(&mut r, payload);
         let mut frame = [0u8; HEAD_FRAME];
         d.fill(&mut frame)?;
         let (head_len, _) = split_frame(&frame);
-        if head_len > cache::file_size(&cache.path()).unwrap_or(0) {
+        if head_len > payload {
             return Err(corrupt("head length out of range"));
         }
         let mut head = vec![0u8; head_len as usize];
         d.fill(&mut head)?;
         cache::check_head(&frame, &head)?;
-        let head = read_head(&head)?;
-        // the checksum was verified by `open`; a panic here is still a corrupt file, not a
-        // dead indexer
-        let restored =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_state(&mut d, head)))
-                .map_err(|_| corrupt("undecodable payload"))??;
+        let mut head = read_head(&head)?;
+        let (next_conv, next_seg) = (head.next_conv, head.next_seg);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(RawSegment, Tombstones)>(2);
+        let decoder = &mut d;
+        let t0 = std::time::Instant::now();
+        let (books, (view, dups), rechecked) = std::thread::scope(|s| {
+            let decoding = s.spawn(move || read_state(decoder, tx));
+            let rechecked = Rechecked {
+                unchanged: unchanged_files(&mut head.files),
+                found: self.discover(),
+            };
+            let recheck_ms = t0.elapsed().as_millis() as u64;
+            // the block maxima of each segment are computed here while the next one is read
+            let view = assemble(rx, next_conv, next_seg);
+            tracing::debug!(
+                recheck_ms,
+                read_ms = t0.elapsed().as_millis() as u64,
+                "cache payload read"
+            );
+            // a panic while decoding (the checksum is not verified yet) is a corrupt file,
+            // not a dead indexer
+            let books = decoding
+                .join()
+                .map_err(|_| corrupt("undecodable payload"))?;
+            io::Result::Ok((books?, view?, rechecked))
+        })?;
+        check_books(&books, &view)?;
         let sum = d.checksum();
         let mut trailer = [0u8; 16];
         r.read_exact(&mut trailer)
             .map_err(|_| corrupt("truncated file"))?;
-        if u64::from_le_bytes(trailer[..8].try_into().unwrap_or_default()) != sum {
+        let word = |i: usize| u64::from_le_bytes(trailer[i..i + 8].try_into().unwrap_or_default());
+        if word(8) != payload {
+            return Err(corrupt("payload length mismatch"));
+        }
+        if word(0) != sum {
             return Err(corrupt("checksum mismatch"));
         }
         let mut extra = [0u8; 1];
         if r.read(&mut extra)? != 0 {
             return Err(corrupt("trailing bytes"));
         }
-        self.install(restored);
-        Ok(true)
+        self.install(Restored {
+            head,
+            books,
+            view,
+            dups,
+        });
+        Ok(Some(rechecked))
     }
 
     fn install(&mut self, r: Restored) {
         self.install_head(r.head);
         self.books = r.books.into_iter().collect();
         self.view = r.view;
-        self.dups = super::dups::DupTracker::rebuild(&self.view);
+        self.dups = r.dups;
     }
 
     /// Installs a restored catalog: files, conversations and the ids to hand out next (the
@@ -126,9 +167,29 @@ impl Writer {
     }
 }
 
-/// The rest of the payload after the head: where the documents live and the segments.
-fn read_state<R: Read>(d: &mut Decoder<R>, head: Head) -> io::Result<Restored> {
-    let (next_conv, next_seg) = (head.next_conv, head.next_seg);
+/// What the disk holds now, looked at while a cache was read: the restored files found exactly
+/// as recorded (not read again), and every file there is.
+pub struct Rechecked {
+    unchanged: FxHashSet<PathBuf>,
+    found: Vec<SourceFile>,
+}
+
+/// The restored files that are still exactly as recorded (size, mtime, fingerprint).
+fn unchanged_files(files: &mut [(FileState, Vec<(String, ConvId)>)]) -> FxHashSet<PathBuf> {
+    files
+        .iter_mut()
+        .filter_map(|(state, _)| state.still_as_restored().then(|| state.path().to_owned()))
+        .collect()
+}
+
+type Books = Vec<(ConvId, ConvBook)>;
+
+/// The rest of the payload after the head: where the documents live, then the segments, each
+/// handed over as soon as it is read.
+fn read_state<R: Source>(
+    d: &mut Decoder<R>,
+    segments: SyncSender<(RawSegment, Tombstones)>,
+) -> io::Result<Books> {
     let mut books = Vec::new();
     for _ in 0..d.length()? {
         let conv = d.u32()?;
@@ -144,21 +205,46 @@ fn read_state<R: Read>(d: &mut Decoder<R>, head: Head) -> io::Result<Restored> {
             },
         ));
     }
-    let mut view = IndexView::default();
     for _ in 0..d.length()? {
         let seg = read_segment(d)?;
+        let dead = read_tombstones(d, &seg)?;
+        if segments.send((seg, dead)).is_err() {
+            break;
+        }
+    }
+    Ok(books)
+}
+
+/// The index view of the segments read by [`read_state`], checked against the head's ids,
+/// and the duplicate keys of its live documents. Stops at the first bad segment (which drops
+/// the channel, so the reader stops too).
+fn assemble(
+    segments: Receiver<(RawSegment, Tombstones)>,
+    next_conv: u32,
+    next_seg: u64,
+) -> io::Result<(IndexView, DupTracker)> {
+    let mut view = IndexView::default();
+    let mut dups = DupTracker::default();
+    for (raw, dead) in segments {
+        let seg = raw.finish();
         if seg.id >= next_seg || seg.docs().iter().any(|m| m.conv >= next_conv) {
             return Err(corrupt("segment ids"));
         }
-        let dead = read_tombstones(d, &seg)?;
         view.live_docs += (seg.doc_count() - dead.count as usize) as u64;
         view.live_len += seg.total_len().saturating_sub(dead.len_sum);
-        view.segs.push(SegView {
+        let sv = SegView {
             seg: Arc::new(seg),
             dead: Arc::new(dead),
-        });
+        };
+        dups.add_segment(&sv);
+        view.segs.push(sv);
     }
-    for (_, book) in &books {
+    Ok((view, dups))
+}
+
+/// Every document location points into a segment that was read.
+fn check_books(books: &Books, view: &IndexView) -> io::Result<()> {
+    for (_, book) in books {
         for &(seg, doc) in &book.docs {
             let ok = view
                 .segs
@@ -169,7 +255,7 @@ fn read_state<R: Read>(d: &mut Decoder<R>, head: Head) -> io::Result<Restored> {
             }
         }
     }
-    Ok(Restored { head, books, view })
+    Ok(())
 }
 
 impl Writer {
@@ -190,10 +276,11 @@ impl Writer {
         if let Some(cache) = cache {
             cache.sweep();
             match self.load_cache(cache) {
-                Ok(true) => {
+                Ok(Some(rechecked)) => {
+                    let loaded_ms = started.elapsed().as_millis() as u64;
                     self.complete = true;
                     let restored = self.files.len() as u64;
-                    let (changed, new_files) = self.refresh_restored();
+                    let (changed, new_files) = self.refresh_restored(rechecked);
                     let s = &self.stats;
                     let touched = s.files_touched;
                     shared.update_cache(|r| {
@@ -207,6 +294,7 @@ impl Writer {
                         sources,
                         ..super::Stats::default()
                     };
+                    let refreshed_ms = started.elapsed().as_millis() as u64;
                     self.archive_start();
                     self.publish(started);
                     self.store_flush_some();
@@ -214,13 +302,15 @@ impl Writer {
                         files = self.files.len(),
                         turns = self.view.live_docs,
                         changed,
+                        loaded_ms,
+                        refreshed_ms,
                         ms = started.elapsed().as_millis() as u64,
                         "index restored from `{}`",
                         cache.path().display()
                     );
                     return changed;
                 }
-                Ok(false) => {}
+                Ok(None) => {}
                 Err(e) => {
                     let mut because = e.to_string();
                     if e.kind() == io::ErrorKind::InvalidData {
@@ -245,11 +335,17 @@ impl Writer {
     }
 
     /// After a restore: drop vanished files, re-read changed ones, add new ones (not published:
-    /// the caller publishes once, with the cache report). Returns whether anything changed,
-    /// and how many files are new since the cache was written.
-    fn refresh_restored(&mut self) -> (bool, u64) {
-        let found = self.discover();
-        let known: Vec<PathBuf> = self.files.keys().cloned().collect();
+    /// the caller publishes once, with the cache report). Files found unchanged while the cache
+    /// was read are not looked at again. Returns whether anything changed, and how many files
+    /// are new since the cache was written.
+    fn refresh_restored(&mut self, rechecked: Rechecked) -> (bool, u64) {
+        let Rechecked { unchanged, found } = rechecked;
+        let known: BTreeSet<PathBuf> = self
+            .files
+            .keys()
+            .filter(|p| !unchanged.contains(*p))
+            .cloned()
+            .collect();
         let fresh: Vec<SourceFile> = found
             .into_iter()
             .filter(|f| self.files.get(&f.path).is_none_or(|e| *e.src != *f))
@@ -258,9 +354,6 @@ impl Writer {
             .iter()
             .filter(|f| !self.files.contains_key(&f.path))
             .count() as u64;
-        (
-            self.take_changes(known.into_iter().collect(), fresh),
-            new_files,
-        )
+        (self.take_changes(known, fresh), new_files)
     }
 }

@@ -7,7 +7,9 @@
 //! scales the bound by `max(1, avg_query / avg_segment)`, which keeps it an upper bound.
 use super::schema::{PostingCursor, PostingList, get_tf};
 use super::scoring::Bm25;
+use crate::util::codec::{Decoder, Encoder, corrupt};
 use crate::util::varint;
+use std::io::{self, Read, Write};
 
 /// Postings per block.
 pub const BLOCK: u32 = 128;
@@ -106,6 +108,98 @@ impl BlockMax {
 
     pub fn heap_bytes(&self) -> usize {
         self.terms.capacity() * 4 + self.first.capacity() * 4 + self.blocks.capacity() * 12
+    }
+
+    /// Writes the blocks for the persistent index (so a restart need not decode every posting
+    /// list again to recompute them).
+    pub fn write<W: Write>(&self, e: &mut Encoder<W>) -> io::Result<()> {
+        e.u32(self.avg.to_bits())?;
+        match &self.params {
+            Some(p) => {
+                e.u8(1)?;
+                let mut v = vec![p.k1.to_bits(), p.b.to_bits()];
+                v.extend(p.field_weights.iter().map(|w| w.to_bits()));
+                e.u32s(&v)?;
+            }
+            None => e.u8(0)?,
+        }
+        e.u32s(&self.terms)?;
+        e.u32s(&self.first)?;
+        e.u32s(&self.blocks.iter().map(|b| b.last_doc).collect::<Vec<_>>())?;
+        e.u32s(&self.blocks.iter().map(|b| b.end).collect::<Vec<_>>())?;
+        e.u32s(
+            &self
+                .blocks
+                .iter()
+                .map(|b| b.max_impact.to_bits())
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// Reads blocks written by [`Self::write`], checked against the segment's posting lists
+    /// (`list(term)`, `None` past the last term) and document count, so that damaged blocks can
+    /// never send a cursor out of its list.
+    pub fn read<'a, R: Read>(
+        d: &mut Decoder<R>,
+        list: impl Fn(u32) -> Option<PostingList<'a>>,
+        docs: usize,
+    ) -> io::Result<BlockMax> {
+        let avg = f32::from_bits(d.u32()?);
+        let params = match d.u8()? {
+            0 => None,
+            1 => {
+                let v = d.u32s()?;
+                let f = |i: usize| v.get(i).map(|&x| f32::from_bits(x));
+                match (f(0), f(1), f(2), f(3), f(4), v.len()) {
+                    (Some(k1), Some(b), Some(u), Some(a), Some(t), 5) => Some(Bm25 {
+                        k1,
+                        b,
+                        field_weights: [u, a, t],
+                    }),
+                    _ => return Err(corrupt("block parameters")),
+                }
+            }
+            _ => return Err(corrupt("block parameters")),
+        };
+        let terms = d.u32s()?;
+        let first = d.u32s()?;
+        let (last, end, max) = (d.u32s()?, d.u32s()?, d.u32s()?);
+        let ok = first.len() == terms.len() + 1
+            && last.len() == end.len()
+            && last.len() == max.len()
+            && first.first() == Some(&0)
+            && first.last().is_some_and(|&n| n as usize == last.len())
+            && terms.windows(2).all(|w| w[0] < w[1])
+            && first.windows(2).all(|w| w[0] <= w[1]);
+        if !ok {
+            return Err(corrupt("block tables"));
+        }
+        for (i, &t) in terms.iter().enumerate() {
+            let l = list(t).ok_or_else(|| corrupt("block term"))?;
+            let (a, b) = (first[i] as usize, first[i + 1] as usize);
+            let ends = &end[a..b];
+            let fits = b - a == l.df.div_ceil(BLOCK) as usize
+                && ends.windows(2).all(|w| w[0] < w[1])
+                && ends.last().is_some_and(|&e| e as usize == l.bytes.len())
+                && last[a..b].iter().all(|&x| (x as usize) < docs);
+            if !fits {
+                return Err(corrupt("blocks of a term"));
+            }
+        }
+        let blocks = (0..last.len())
+            .map(|i| Block {
+                last_doc: last[i],
+                end: end[i],
+                max_impact: f32::from_bits(max[i]),
+            })
+            .collect();
+        Ok(BlockMax {
+            terms,
+            first,
+            blocks,
+            avg,
+            params,
+        })
     }
 }
 

@@ -1,11 +1,13 @@
 //! Segments and tombstones on disk (for the persistent index): bulk arrays in, bulk arrays out,
 //! and a consistency check of everything read so that a damaged file can never make a query
 //! index out of bounds.
+use super::blockmax::BlockMax;
 use super::schema::{DocMeta, FIELDS};
+use super::scoring::Bm25;
 use super::segment::Segment;
 use super::view::Tombstones;
-use crate::util::codec::{Decoder, Encoder, corrupt};
-use std::io::{self, Read, Write};
+use crate::util::codec::{Decoder, Encoder, Source, corrupt};
+use std::io::{self, Write};
 
 pub fn write_segment<W: Write>(e: &mut Encoder<W>, s: &Segment) -> io::Result<()> {
     e.u64(s.id)?;
@@ -34,7 +36,8 @@ pub fn write_segment<W: Write>(e: &mut Encoder<W>, s: &Segment) -> io::Result<()
     e.u32s(&s.path_refs.iter().map(|r| r.1).collect::<Vec<_>>())?;
     e.bytes(&s.path_refs.iter().map(|r| r.2).collect::<Vec<_>>())?;
     e.u64s(&s.dups.iter().map(|r| r.0).collect::<Vec<_>>())?;
-    e.u32s(&s.dups.iter().map(|r| r.1).collect::<Vec<_>>())
+    e.u32s(&s.dups.iter().map(|r| r.1).collect::<Vec<_>>())?;
+    s.blockmax().write(e)
 }
 
 fn check(ok: bool, what: &str) -> io::Result<()> {
@@ -47,8 +50,33 @@ fn monotone_within<T: Copy + PartialOrd + Into<u64>>(v: &[T], end: u64) -> bool 
         && v.first().is_none_or(|&x| x.into() == 0)
 }
 
+/// A segment as read back, before what is derived from it (the block maxima) is computed:
+/// [`RawSegment::finish`] does that, on whichever thread is free.
+pub struct RawSegment(Segment);
+
+impl RawSegment {
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+
+    pub fn doc_count(&self) -> usize {
+        self.0.doc_count()
+    }
+
+    /// Computes the per-document columns, and the block maxima again only when they were
+    /// written with other scoring parameters than this process uses.
+    pub fn finish(mut self) -> Segment {
+        if self.0.blockmax.usable(&Bm25::default()) {
+            self.0.derive_columns();
+        } else {
+            self.0.derive();
+        }
+        self.0
+    }
+}
+
 /// Reads a segment written by [`write_segment`], checking every offset and reference.
-pub fn read_segment<R: Read>(d: &mut Decoder<R>) -> io::Result<Segment> {
+pub fn read_segment<R: Source>(d: &mut Decoder<R>) -> io::Result<RawSegment> {
     let mut seg = Segment {
         id: d.u64()?,
         ..Segment::default()
@@ -57,17 +85,19 @@ pub fn read_segment<R: Read>(d: &mut Decoder<R>) -> io::Result<Segment> {
     read_docs(d, &mut seg)?;
     read_paths(d, &mut seg)?;
     read_dups(d, &mut seg)?;
-    seg.derive();
-    Ok(seg)
+    let terms = seg.term_count() as u32;
+    let blocks = BlockMax::read(d, |t| (t < terms).then(|| seg.postings(t)), seg.doc_count())?;
+    seg.blockmax = blocks;
+    Ok(RawSegment(seg))
 }
 
 /// The sorted terms and their postings.
-fn read_dictionary<R: Read>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
+fn read_dictionary<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
     seg.term_bytes = d.bytes()?;
     seg.term_offsets = d.u32s()?;
     seg.post_offsets = d.u64s()?;
     seg.dfs = d.u32s()?;
-    seg.postings = d.bytes()?;
+    seg.postings = d.blob()?;
     let terms = seg.dfs.len();
     check(
         seg.term_offsets.len() == terms + 1 && seg.post_offsets.len() == terms + 1,
@@ -88,7 +118,7 @@ fn read_dictionary<R: Read>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result
 }
 
 /// The documents' metadata (stored column by column), their text and total length.
-fn read_docs<R: Read>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
+fn read_docs<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
     let conv = d.u32s()?;
     let turn = d.u32s()?;
     let ts = d.u64s()?;
@@ -107,7 +137,7 @@ fn read_docs<R: Read>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
             && field_len.iter().all(|f| f.len() == n),
         "document arrays",
     )?;
-    let text = d.string()?;
+    let text = d.text()?;
     seg.docs = (0..n)
         .map(|i| DocMeta {
             conv: conv[i],
@@ -135,7 +165,7 @@ fn read_docs<R: Read>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
 }
 
 /// The file table: distinct paths and (path, document, op) references.
-fn read_paths<R: Read>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
+fn read_paths<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
     let path_count = d.length()?;
     let mut paths: Vec<Box<str>> = Vec::with_capacity(path_count.min(1 << 20));
     for _ in 0..path_count {
@@ -164,7 +194,7 @@ fn read_paths<R: Read>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> 
 }
 
 /// (duplicate key, document) pairs.
-fn read_dups<R: Read>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
+fn read_dups<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
     let dup_keys = d.u64s()?;
     let dup_docs = d.u32s()?;
     check(
@@ -185,7 +215,8 @@ pub fn write_tombstones<W: Write>(e: &mut Encoder<W>, t: &Tombstones) -> io::Res
     e.u32s(&df.iter().map(|p| p.1).collect::<Vec<_>>())
 }
 
-pub fn read_tombstones<R: Read>(d: &mut Decoder<R>, seg: &Segment) -> io::Result<Tombstones> {
+pub fn read_tombstones<R: Source>(d: &mut Decoder<R>, seg: &RawSegment) -> io::Result<Tombstones> {
+    let seg = &seg.0;
     let bits = d.u64s()?;
     let count = d.u32()?;
     let len_sum = d.u64()?;
@@ -212,4 +243,96 @@ pub fn read_tombstones<R: Read>(d: &mut Decoder<R>, seg: &Segment) -> io::Result
         len_sum,
         df: keys.into_iter().zip(vals).collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::schema::NewDoc;
+    use crate::index::segment::SegmentBuilder;
+    use crate::util::blob::Cursor;
+    use std::io::Write;
+
+    /// 1,000 documents: `common` in all (8 blocks), `half` in every other one, `rare` once.
+    fn segment() -> Segment {
+        let mut b = SegmentBuilder::new();
+        let texts: Vec<String> = (0..1000)
+            .map(|i| {
+                let half = if i % 2 == 0 { " half" } else { "" };
+                let rare = if i == 500 { " rare" } else { "" };
+                format!("common{half}{rare} {}", "pad ".repeat(i % 7))
+            })
+            .collect();
+        for (i, t) in texts.iter().enumerate() {
+            b.add(&NewDoc {
+                conv: i as u32,
+                turn: 0,
+                timestamp: None,
+                dup_key: None,
+                fields: [t, "reply", ""],
+            });
+        }
+        b.finish(3)
+    }
+
+    fn encoded(seg: &Segment) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        write_segment(&mut Encoder::new(&mut bytes), seg).expect("write");
+        bytes
+    }
+
+    #[test]
+    fn a_mapped_segment_reads_back_with_its_blocks_and_without_copying_its_text() {
+        let seg = segment();
+        let mut file = tempfile::tempfile().expect("temp file");
+        file.write_all(&encoded(&seg)).expect("write");
+        let mut cursor = Cursor::map(&file, 0).expect("map");
+        let back = read_segment(&mut Decoder::new(&mut cursor))
+            .expect("read")
+            .finish();
+        assert!(back.text.heap_bytes() == 0 && back.postings.heap_bytes() == 0);
+        assert_eq!(back.text(500).user, seg.text(500).user);
+        for term in ["common", "half", "rare", "pad"] {
+            let id = seg.term_id(term).expect("term");
+            assert_eq!(back.term_id(term), Some(id));
+            assert_eq!(
+                back.blockmax().blocks(id),
+                seg.blockmax().blocks(id),
+                "{term}"
+            );
+        }
+        assert_eq!(
+            back.blockmax().blocks(seg.term_id("common").unwrap()).len(),
+            8
+        );
+        assert!(back.blockmax().usable(&Bm25::default()));
+    }
+
+    #[test]
+    fn blocks_that_do_not_fit_their_lists_are_refused() {
+        let seg = segment();
+        let mut bytes = Vec::new();
+        seg.blockmax()
+            .write(&mut Encoder::new(&mut bytes))
+            .expect("write");
+        let terms = seg.term_count() as u32;
+        let read = |docs: usize| {
+            BlockMax::read(
+                &mut Decoder::new(&bytes[..]),
+                |t| (t < terms).then(|| seg.postings(t)),
+                docs,
+            )
+        };
+        assert!(read(seg.doc_count()).is_ok());
+        // a last document past the segment's end
+        assert!(read(10).is_err());
+        // lists shorter than the blocks say (every term given the list of `rare`)
+        let rare = seg.term_id("rare").expect("rare");
+        let short = BlockMax::read(
+            &mut Decoder::new(&bytes[..]),
+            |t| (t < terms).then(|| seg.postings(rare)),
+            seg.doc_count(),
+        );
+        assert!(short.is_err());
+    }
 }

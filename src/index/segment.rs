@@ -7,6 +7,7 @@ use super::intern::Interner;
 use super::schema::{DocMeta, DocText, FIELD_TOOLS, FIELDS, NewDoc, PostingList, Tf, put_tf};
 use super::scoring::Bm25;
 use super::tokenizer::Tokenizer;
+use crate::util::blob::{Blob, Text};
 use crate::util::varint;
 use rustc_hash::FxHashMap;
 
@@ -21,9 +22,10 @@ pub struct Segment {
     /// Start of each term's postings in `postings`, plus one final end offset.
     pub(super) post_offsets: Vec<u64>,
     pub(super) dfs: Vec<u32>,
-    pub(super) postings: Vec<u8>,
+    /// Owned, or a range of the mapped cache file it was restored from.
+    pub(super) postings: Blob,
     pub(super) docs: Vec<DocMeta>,
-    pub(super) text: String,
+    pub(super) text: Text,
     pub(super) total_len: u64,
     /// Distinct file paths touched by the documents' tool calls, sorted.
     pub(super) paths: Vec<Box<str>>,
@@ -74,10 +76,16 @@ impl Segment {
 
     /// Fills the derived data: dense per-document arrays and block-max metadata.
     pub(super) fn derive(&mut self) {
-        self.lens = self.docs.iter().map(|m| m.len).collect();
-        self.keys = self.docs.iter().map(|m| m.dup_key).collect();
+        self.derive_columns();
         let lists = (0..self.term_count() as u32).map(|id| self.postings(id));
         self.blockmax = BlockMax::build(lists, &self.lens, &Bm25::default());
+    }
+
+    /// The dense per-document columns of the scoring loop (the block maxima are kept apart:
+    /// a restored segment reads them back instead of decoding every list).
+    pub(super) fn derive_columns(&mut self) {
+        self.lens = self.docs.iter().map(|m| m.len).collect();
+        self.keys = self.docs.iter().map(|m| m.dup_key).collect();
     }
 
     pub fn blockmax(&self) -> &BlockMax {
@@ -185,9 +193,9 @@ impl Segment {
             + self.term_offsets.capacity() * 4
             + self.post_offsets.capacity() * 8
             + self.dfs.capacity() * 4
-            + self.postings.capacity()
+            + self.postings.heap_bytes()
             + self.docs.capacity() * std::mem::size_of::<DocMeta>()
-            + self.text.capacity()
+            + self.text.heap_bytes()
             + self.paths.iter().map(|p| p.len() + 16).sum::<usize>()
             + self.path_refs.capacity() * 12
             + self.dups.capacity() * 16
@@ -365,28 +373,32 @@ impl SegmentBuilder {
             term_offsets: Vec::with_capacity(order.len() + 1),
             post_offsets: Vec::with_capacity(order.len() + 1),
             dfs: Vec::with_capacity(order.len()),
-            postings: Vec::with_capacity(total_post),
+            postings: Blob::default(),
             docs: self.docs,
             lens: Vec::new(),
             keys: Vec::new(),
             blockmax: Default::default(),
-            text: self.text,
+            text: Text::default(),
             total_len: self.total_len,
         };
+        let mut postings: Vec<u8> = Vec::with_capacity(total_post);
         let mut state = self.state;
         for &t in &order {
             let t = t as usize;
             seg.term_offsets.push(seg.term_bytes.len() as u32);
             seg.term_bytes.extend_from_slice(terms[t].as_bytes());
-            seg.post_offsets.push(seg.postings.len() as u64);
+            seg.post_offsets.push(postings.len() as u64);
             // free each list as soon as it is copied
             let list = std::mem::take(&mut state[t].list);
-            seg.postings.extend_from_slice(&list);
+            postings.extend_from_slice(&list);
             seg.dfs.push(state[t].df);
         }
         seg.term_offsets.push(seg.term_bytes.len() as u32);
-        seg.post_offsets.push(seg.postings.len() as u64);
-        seg.text.shrink_to_fit();
+        seg.post_offsets.push(postings.len() as u64);
+        seg.postings = Blob::from(postings);
+        let mut text = self.text;
+        text.shrink_to_fit();
+        seg.text = Text::from(text);
         seg.docs.shrink_to_fit();
         seg.derive();
         seg

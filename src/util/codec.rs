@@ -3,6 +3,7 @@
 //! length-prefixed bytes and strings, bulk integer arrays, and a running checksum (xxh3, 64
 //! bit) over every byte so a truncated or corrupted file is detected before anything read from
 //! it is trusted.
+use super::blob::{Blob, Cursor, Text};
 use super::varint;
 use std::io::{self, Read, Write};
 use xxhash_rust::xxh3::Xxh3Default;
@@ -128,24 +129,70 @@ pub fn corrupt(what: &str) -> io::Error {
 /// Largest length accepted for one array or string (guards allocations against corruption).
 const MAX_LEN: u64 = 1 << 34;
 
+/// Where a decoder's bytes come from: a reader, or a mapped file ([`Cursor`]) whose ranges
+/// are kept without copying.
+pub trait Source: Read {
+    /// The next `n` bytes, shared with the source when it can, else copied.
+    fn take_blob(&mut self, n: usize) -> io::Result<Blob> {
+        let mut v = vec![0u8; n];
+        self.read_exact(&mut v)?;
+        Ok(Blob::from(v))
+    }
+}
+
+impl Source for &[u8] {}
+
+impl<R: Read> Source for io::BufReader<R> {}
+
+impl Source for Cursor {
+    fn take_blob(&mut self, n: usize) -> io::Result<Blob> {
+        self.slice(n)
+    }
+}
+
+impl<S: Source> Source for &mut S {
+    fn take_blob(&mut self, n: usize) -> io::Result<Blob> {
+        (**self).take_blob(n)
+    }
+}
+
 /// Reads values and checksums them.
 pub struct Decoder<R: Read> {
     inp: R,
     sum: Xxh3Default,
+    /// Bytes left to read, when known: no array longer than what is left is allocated, so a
+    /// damaged length fails at once instead of asking for gigabytes.
+    left: u64,
 }
 
 impl<R: Read> Decoder<R> {
     pub fn new(inp: R) -> Self {
+        Self::bounded(inp, u64::MAX)
+    }
+
+    /// A decoder of an input known to hold at most `left` more bytes.
+    pub fn bounded(inp: R, left: u64) -> Self {
         Self {
             inp,
             sum: Xxh3Default::new(),
+            left,
         }
     }
 
     pub fn fill(&mut self, buf: &mut [u8]) -> io::Result<()> {
         self.inp.read_exact(buf)?;
         self.sum.update(buf);
+        self.left = self.left.saturating_sub(buf.len() as u64);
         Ok(())
+    }
+
+    /// A length of an array of `width`-byte items, checked against what is left to read.
+    fn items(&mut self, width: u64) -> io::Result<usize> {
+        let n = self.length()?;
+        if (n as u64).saturating_mul(width) > self.left {
+            return Err(corrupt("length past the end"));
+        }
+        Ok(n)
     }
 
     pub fn u8(&mut self) -> io::Result<u8> {
@@ -200,7 +247,7 @@ impl<R: Read> Decoder<R> {
     }
 
     pub fn bytes(&mut self) -> io::Result<Vec<u8>> {
-        let n = self.length()?;
+        let n = self.items(1)?;
         let mut v = vec![0u8; n];
         self.fill(&mut v)?;
         Ok(v)
@@ -227,7 +274,7 @@ impl<R: Read> Decoder<R> {
     }
 
     pub fn u32s(&mut self) -> io::Result<Vec<u32>> {
-        let n = self.length()?;
+        let n = self.items(4)?;
         let mut raw = vec![0u8; n * 4];
         self.fill(&mut raw)?;
         Ok(raw
@@ -237,7 +284,7 @@ impl<R: Read> Decoder<R> {
     }
 
     pub fn u64s(&mut self) -> io::Result<Vec<u64>> {
-        let n = self.length()?;
+        let n = self.items(8)?;
         let mut raw = vec![0u8; n * 8];
         self.fill(&mut raw)?;
         Ok(raw
@@ -248,6 +295,22 @@ impl<R: Read> Decoder<R> {
 
     pub fn checksum(&self) -> u64 {
         self.sum.digest()
+    }
+}
+
+impl<R: Source> Decoder<R> {
+    /// A byte string written by [`Encoder::bytes`], shared with a mapped source.
+    pub fn blob(&mut self) -> io::Result<Blob> {
+        let n = self.items(1)?;
+        let b = self.inp.take_blob(n)?;
+        self.sum.update(&b);
+        self.left = self.left.saturating_sub(n as u64);
+        Ok(b)
+    }
+
+    /// A string written by [`Encoder::str`], shared with a mapped source.
+    pub fn text(&mut self) -> io::Result<Text> {
+        Text::new(self.blob()?).ok_or_else(|| corrupt("string is not UTF-8"))
     }
 }
 

@@ -1,5 +1,6 @@
 //! Small self-contained helpers shared by every layer: timestamps, globs, varints and a
-//! binary codec.
+//! binary codec, and immutable (possibly mapped) byte buffers.
+pub mod blob;
 pub mod codec;
 pub mod glob;
 pub mod time;
