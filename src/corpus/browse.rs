@@ -109,7 +109,7 @@ impl Snapshot {
             .into_iter()
             .filter_map(|((c, turn, path), (ts, mut ops))| {
                 let conv = Arc::clone(self.catalog.get(c)?);
-                let this_project = self.project.contains(&conv);
+                let this_project = self.in_project(&conv);
                 if scope == Scope::Project && !this_project {
                     return None;
                 }
@@ -155,7 +155,7 @@ impl Snapshot {
                     .as_deref()
                     .is_none_or(|p| self.catalog.project_matches(c, p))
             })
-            .filter(|c| self.project.in_scope(range.scope, c))
+            .filter(|c| self.in_scope(range.scope, c))
             .filter(|c| {
                 range
                     .since
@@ -180,7 +180,7 @@ impl Snapshot {
             .take(limit)
             .map(|c| Listed {
                 project: self.project_of(c),
-                this_project: self.project.contains(c),
+                this_project: self.in_project(c),
                 subagent_count: subagents.get(c.id.as_str()).copied().unwrap_or(0),
                 conv: Arc::clone(c),
             })

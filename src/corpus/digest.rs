@@ -41,7 +41,7 @@ impl Snapshot {
             .catalog
             .iter()
             .filter(|c| !c.is_subagent() && c.turn_count > 0)
-            .filter(|c| self.project.in_scope(scope, c))
+            .filter(|c| self.in_scope(scope, c))
             .collect();
         sessions.sort_by(|a, b| {
             b.meta
@@ -80,7 +80,7 @@ impl Snapshot {
                 };
                 SessionDigest {
                     project: self.project_of(c),
-                    this_project: self.project.contains(c),
+                    this_project: self.in_project(c),
                     conv: Arc::clone(c),
                     files: files
                         .into_iter()

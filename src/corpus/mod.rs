@@ -143,6 +143,25 @@ pub struct Snapshot {
     /// How far the first build is, read as of now (shared with [`Shared`] and carried over to
     /// every published snapshot, like the project).
     pub progress: Arc<BuildProgress>,
+    /// Per internal conversation id, whether it belongs to the project: computed by the first
+    /// query that asks (see [`Snapshot::in_project`]), once per snapshot.
+    pub members: std::sync::OnceLock<Arc<[bool]>>,
+}
+
+impl Snapshot {
+    /// Whether the conversation belongs to the project the server works for.
+    pub fn in_project(&self, conv: &catalog::Conversation) -> bool {
+        self.members
+            .get_or_init(|| self.project.members(&self.catalog).into())
+            .get(conv.conv as usize)
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Whether the conversation is in `scope`.
+    pub fn in_scope(&self, scope: project::Scope, conv: &catalog::Conversation) -> bool {
+        scope == project::Scope::All || self.in_project(conv)
+    }
 }
 
 /// How far the first full build has got (for a progress bar); totals are set once the files
@@ -250,6 +269,8 @@ impl Shared {
         let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
         snap.project = Arc::clone(&current.project);
         snap.progress = Arc::clone(&current.progress);
+        // computed for this snapshot's catalog and project, by its first query
+        snap.members = Default::default();
         *current = Arc::new(snap);
         drop(current);
         if complete {

@@ -1,7 +1,8 @@
 //! "This project": the directory the server was started for, the other worktrees of its git
 //! repository (found by reading `.git` files and directories, never by running git), which
 //! conversations belong to it, and the ranking prior its turns get in searches of everything.
-use super::catalog::Conversation;
+use super::catalog::{Catalog, Conversation};
+use rustc_hash::FxHashMap;
 use std::path::{Component, Path, PathBuf};
 
 /// Multiplier of a this-project turn's BM25 score when searching every project (the prior);
@@ -69,9 +70,26 @@ impl Project {
         !self.dirs.is_empty() && conv.meta.all_cwds().any(|c| self.holds(c))
     }
 
-    /// Whether a conversation is in `scope`.
-    pub fn in_scope(&self, scope: Scope, conv: &Conversation) -> bool {
-        scope == Scope::All || self.contains(conv)
+    /// Per internal conversation id of `catalog`, whether it belongs to the project (each
+    /// distinct working directory is normalised once).
+    pub fn members(&self, catalog: &Catalog) -> Vec<bool> {
+        let len = catalog
+            .iter()
+            .map(|c| c.conv as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut out = vec![false; len];
+        if self.dirs.is_empty() {
+            return out;
+        }
+        let mut held: FxHashMap<&str, bool> = FxHashMap::default();
+        for c in catalog.iter() {
+            out[c.conv as usize] = c
+                .meta
+                .all_cwds()
+                .any(|cwd| *held.entry(cwd).or_insert_with(|| self.holds(cwd)));
+        }
+        out
     }
 }
 

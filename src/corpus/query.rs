@@ -194,7 +194,7 @@ impl Search<'_> {
         );
         Some(SearchHit {
             project: snap.project_of(&conv),
-            this_project: snap.project.contains(&conv),
+            this_project: snap.in_project(&conv),
             conv,
             turn: meta.turn,
             score: index::scoring::quantize(h.score) as f64 / 10_000.0,
@@ -287,7 +287,7 @@ impl Snapshot {
             if conv_ok.is_some_and(|ok| !ok.get(i).copied().unwrap_or(false)) {
                 continue;
             }
-            if self.project.contains(c) {
+            if self.in_project(c) {
                 inside[i] = true;
             } else {
                 outside[i] = true;

@@ -154,7 +154,7 @@ impl Snapshot {
         ];
         for c in self.catalog.iter() {
             ok[c.conv as usize] = only.is_none_or(|o| o == Some(c.conv))
-                && self.project.in_scope(req.scope, c)
+                && self.in_scope(req.scope, c)
                 && project
                     .as_deref()
                     .is_none_or(|p| self.catalog.project_matches(c, p))

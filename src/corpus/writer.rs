@@ -404,6 +404,7 @@ impl Writer {
             // fixed at start: `Shared::publish` carries the current ones over
             project: Default::default(),
             progress: Default::default(),
+            members: Default::default(),
         });
     }
 }
