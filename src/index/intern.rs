@@ -146,6 +146,42 @@ impl Interner {
         &self.bytes[self.ends[i] as usize..self.ends[i + 1] as usize]
     }
 
+    /// Makes room for `more` new terms without growing the table in [`Self::entry`], where a
+    /// grow must keep every slot's `extra` word: here, between documents, the words are stale
+    /// (they name earlier documents) and are reset to `init`, so the table is rebuilt in id
+    /// order, reading the terms' buffer from start to end instead of at random (the grows took
+    /// 2-4% of the first build).
+    pub fn reserve_fresh(&mut self, more: usize, init: u64) {
+        if (self.len() + more) * 2 < self.slots.len() {
+            return;
+        }
+        if self.ends.is_empty() {
+            self.ends.push(0);
+        }
+        let mut size = self.slots.len().max(1024);
+        while (self.len() + more) * 2 >= size {
+            size *= 2;
+        }
+        let mut slots = vec![Slot::default(); size];
+        let mask = size - 1;
+        for (id, w) in self.ends.windows(2).enumerate() {
+            let bytes = &self.bytes[w[0] as usize..w[1] as usize];
+            let full = hash(bytes);
+            let mut i = (full as usize) & mask;
+            while slots[i].id != 0 {
+                i = (i + 1) & mask;
+            }
+            slots[i] = Slot {
+                tag: tag(full, bytes.len()),
+                id: id as u32 + 1,
+                key: inline_key(bytes),
+                extra: init,
+            };
+        }
+        self.slots = slots;
+    }
+
+    /// Doubles the table, keeping every slot as it is.
     fn grow(&mut self) {
         if self.ends.is_empty() {
             self.ends.push(0);
@@ -205,5 +241,14 @@ mod tests {
         let (ia, _) = t.get_or_insert(&a);
         let (ib, _) = t.get_or_insert(&b);
         assert_ne!(ia, ib);
+        // a fresh rebuild keeps every id and resets the extra words
+        let (_, _, extra) = t.entry(&words[7], 0);
+        *extra = 99;
+        t.reserve_fresh(100_000, 5);
+        for (i, w) in words.iter().enumerate() {
+            let (id, new, extra) = t.entry(w, 0);
+            assert_eq!((id, new, *extra), (i as u32, false, 5));
+        }
+        assert_eq!(t.get_or_insert(&b), (ib, false));
     }
 }

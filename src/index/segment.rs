@@ -237,6 +237,9 @@ fn sorted_ids(terms: &Terms) -> Vec<u32> {
     keyed.into_iter().map(|(_, id)| id).collect()
 }
 
+/// Most new terms a document is given room for before it is read.
+const RESERVE_TERMS: usize = 4096;
+
 /// Accumulates documents and produces a [`Segment`].
 #[derive(Default)]
 pub struct SegmentBuilder {
@@ -289,6 +292,10 @@ impl SegmentBuilder {
     pub fn add(&mut self, doc: &NewDoc) {
         let d = self.docs.len() as u32;
         self.doc_terms.clear();
+        // room for the terms a document this long usually brings (a longer one may still
+        // grow the table mid-document)
+        let bytes: usize = doc.fields.iter().map(|t| t.len()).sum();
+        self.terms.reserve_fresh(bytes.min(RESERVE_TERMS), 0);
         let mut len = 0u32;
         let text_start = self.text.len() as u64;
         let mut field_len = [0u32; FIELDS];
