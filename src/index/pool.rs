@@ -104,7 +104,7 @@ mod tests {
     #[test]
     fn interleaved_lists_read_back_in_order() {
         let mut pool = Pool::default();
-        let mut lists = vec![List::default(); 5];
+        let mut lists = [List::default(); 5];
         let mut want: Vec<Vec<u8>> = vec![Vec::new(); 5];
         let mut n = 0u32;
         for round in 0..3000usize {
