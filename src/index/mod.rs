@@ -16,6 +16,7 @@ pub mod intern;
 pub mod maxscore;
 pub mod persist;
 pub mod phrase;
+mod pool;
 pub mod query;
 pub mod schema;
 pub mod scoring;

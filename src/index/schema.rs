@@ -63,13 +63,13 @@ pub struct NewDoc<'a> {
 /// Encodes per-field frequencies: one byte (user 3 bits, assistant 3 bits, tools 2 bits) when
 /// they fit, else an escape byte 0 followed by three varints.
 #[inline]
-pub fn put_tf(out: &mut Vec<u8>, tf: &Tf) {
+pub fn put_tf(tf: &Tf, mut push: impl FnMut(u8)) {
     if tf[0] < 8 && tf[1] < 8 && tf[2] < 4 {
-        out.push((tf[0] | tf[1] << 3 | tf[2] << 6) as u8);
+        push((tf[0] | tf[1] << 3 | tf[2] << 6) as u8);
     } else {
-        out.push(0);
+        push(0);
         for &f in tf {
-            varint::put(out, u64::from(f));
+            varint::put_with(u64::from(f), &mut push);
         }
     }
 }

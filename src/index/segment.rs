@@ -3,7 +3,8 @@
 //! turn's text. A segment is built once and then only read; updates add new segments and mark
 //! replaced documents dead (see `view`).
 use super::blockmax::BlockMax;
-use super::intern::Interner;
+use super::intern::{Interner, Terms};
+use super::pool::{List, Pool};
 use super::schema::{DocMeta, DocText, FIELD_TOOLS, FIELDS, NewDoc, PostingList, Tf, put_tf};
 use super::scoring::Bm25;
 use super::tokenizer::Tokenizer;
@@ -216,12 +217,37 @@ fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
     lo
 }
 
+/// The term ids in the terms' byte order. Sorted by each term's first 8 bytes (big-endian,
+/// zero-padded) first, so that nearly every comparison is one of two integers held in the
+/// array instead of two strings elsewhere in memory; ties compare the whole terms.
+fn sorted_ids(terms: &Terms) -> Vec<u32> {
+    let mut keyed: Vec<(u64, u32)> = (0..terms.len() as u32)
+        .map(|id| {
+            let t = terms.get(id);
+            let mut head = [0u8; 8];
+            let n = t.len().min(8);
+            head[..n].copy_from_slice(&t[..n]);
+            (u64::from_be_bytes(head), id)
+        })
+        .collect();
+    keyed.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| terms.get(a.1).cmp(terms.get(b.1)))
+    });
+    keyed.into_iter().map(|(_, id)| id).collect()
+}
+
+/// Most new terms a document is given room for before it is read.
+const RESERVE_TERMS: usize = 4096;
+
 /// Accumulates documents and produces a [`Segment`].
 #[derive(Default)]
 pub struct SegmentBuilder {
     terms: Interner,
     /// Per term id, everything indexing touches (one place in memory per token).
     state: Vec<TermState>,
+    /// Every term's postings.
+    pool: Pool,
     doc_terms: Vec<(u32, Tf)>,
     docs: Vec<DocMeta>,
     text: String,
@@ -236,7 +262,7 @@ pub struct SegmentBuilder {
 /// A term's postings under construction.
 #[derive(Default)]
 struct TermState {
-    list: Vec<u8>,
+    list: List,
     df: u32,
     /// Last document with a posting written (`u32::MAX`: none yet).
     prev_doc: u32,
@@ -266,6 +292,10 @@ impl SegmentBuilder {
     pub fn add(&mut self, doc: &NewDoc) {
         let d = self.docs.len() as u32;
         self.doc_terms.clear();
+        // room for the terms a document this long usually brings (a longer one may still
+        // grow the table mid-document)
+        let bytes: usize = doc.fields.iter().map(|t| t.len()).sum();
+        self.terms.reserve_fresh(bytes.min(RESERVE_TERMS), 0);
         let mut len = 0u32;
         let text_start = self.text.len() as u64;
         let mut field_len = [0u32; FIELDS];
@@ -306,8 +336,9 @@ impl SegmentBuilder {
             } else {
                 d - t.prev_doc
             };
-            varint::put(&mut t.list, u64::from(delta));
-            put_tf(&mut t.list, &tf);
+            let (pool, list) = (&mut self.pool, &mut t.list);
+            varint::put_with(u64::from(delta), |b| pool.push(list, b));
+            put_tf(&tf, |b| pool.push(list, b));
             t.prev_doc = d;
             t.df += 1;
         }
@@ -341,10 +372,9 @@ impl SegmentBuilder {
     /// Sorts the dictionary and lays postings out contiguously.
     pub fn finish(self, id: u64) -> Segment {
         let terms = self.terms.into_terms();
-        let mut order: Vec<u32> = (0..terms.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| terms[a as usize].cmp(&terms[b as usize]));
-        let total_term_bytes: usize = terms.iter().map(|t| t.len()).sum();
-        let total_post: usize = self.state.iter().map(|t| t.list.len()).sum();
+        let order = sorted_ids(&terms);
+        let total_term_bytes = terms.total_bytes();
+        let total_post = self.pool.written();
         let mut path_order: Vec<u32> = (0..self.paths.len() as u32).collect();
         path_order.sort_unstable_by(|&a, &b| self.paths[a as usize].cmp(&self.paths[b as usize]));
         let mut path_rank = vec![0u32; self.paths.len()];
@@ -382,15 +412,13 @@ impl SegmentBuilder {
             total_len: self.total_len,
         };
         let mut postings: Vec<u8> = Vec::with_capacity(total_post);
-        let mut state = self.state;
+        let state = self.state;
         for &t in &order {
             let t = t as usize;
             seg.term_offsets.push(seg.term_bytes.len() as u32);
-            seg.term_bytes.extend_from_slice(terms[t].as_bytes());
+            seg.term_bytes.extend_from_slice(terms.get(t as u32));
             seg.post_offsets.push(postings.len() as u64);
-            // free each list as soon as it is copied
-            let list = std::mem::take(&mut state[t].list);
-            postings.extend_from_slice(&list);
+            self.pool.copy_out(&state[t].list, &mut postings);
             seg.dfs.push(state[t].df);
         }
         seg.term_offsets.push(seg.term_bytes.len() as u32);
