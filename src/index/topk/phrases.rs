@@ -9,8 +9,9 @@
 //! The order of the checks does not change the result for a document whose acceptance does
 //! not depend on what was accepted before: those are checked by lead key alone (comparing the
 //! full rank, which reads document metadata and conversation ids, took ~40% of a search for a
-//! phrase found nowhere). Collapsed copies are accepted first come, so those are checked in
-//! full rank order among themselves.
+//! phrase found nowhere), and until `k` are kept they are checked in the scan's order, which
+//! is the order of their texts in memory. Collapsed copies are accepted first come, so those
+//! are checked in full rank order among themselves.
 use super::{Collector, EvalRequest};
 use crate::index::schema::DocMeta;
 use crate::index::scoring::Hit;
@@ -42,20 +43,31 @@ pub(super) fn verify<R: Fn(&Hit, &Hit) -> Ordering, A>(
     mut deferred: Vec<(i64, Hit)>,
     req: &EvalRequest<'_, R>,
     top: &mut Collector<'_, R>,
-    round: Round<'_, A>,
+    mut round: Round<'_, A>,
 ) -> Verified
 where
     A: FnMut(usize, u32, &DocMeta, u8) -> bool,
 {
-    let rank = &req.rank;
-    let plan = req.plan;
-    let mut scratch = String::new();
-    let mut rest: &mut [(i64, Hit)] = &mut deferred;
+    let mut checks = Checks {
+        scratch: String::new(),
+        checked: 0,
+    };
+    let mut start = 0;
+    if !round.in_rank_order {
+        // until k are kept, any order gives the same result: the scan's (memory order, so
+        // reading the texts of a phrase found nowhere is mostly sequential, not a miss each)
+        while start < deferred.len() && top.heap.len() < top.k {
+            if checks.check(&deferred[start].1, req, top, &mut round) {
+                return stopped();
+            }
+            start += 1;
+        }
+    }
+    let mut rest: &mut [(i64, Hit)] = &mut deferred[start..];
     let mut chunk = FIRST_CHUNK;
-    let mut checked = 0u64;
     let mut exact = true;
     while !rest.is_empty() {
-        let m = take_best(rest, chunk, round.in_rank_order, rank);
+        let m = take_best(rest, chunk, round.in_rank_order, &req.rank);
         let (head, tail) = rest.split_at_mut(m);
         for (key, h) in head.iter() {
             if round.cut.is_some_and(|c| *key > c) {
@@ -76,28 +88,8 @@ where
                 exact = false;
                 continue;
             }
-            checked += 1;
-            if checked % crate::index::stop::CHECK_EVERY == 0 && plan.stop.check() {
-                return Verified {
-                    exact: false,
-                    stopped: true,
-                };
-            }
-            let Some(sv) = req.view.segs.get(h.seg) else {
-                continue;
-            };
-            if !plan.phrases_ok(&sv.seg.text(h.doc), &mut scratch) {
-                continue;
-            }
-            if !(round.accept)(h.seg, h.doc, sv.seg.doc(h.doc), h.fields) {
-                continue;
-            }
-            top.offer(*h);
-            if top.heap.len() == top.k {
-                *round.cut = top.heap.peek().and_then(|w| {
-                    let sv = req.view.segs.get(w.hit.seg)?;
-                    Some(req.lead.key(&sv.seg, &w.hit))
-                });
+            if checks.check(h, req, top, &mut round) {
+                return stopped();
             }
         }
         rest = tail;
@@ -106,6 +98,55 @@ where
     Verified {
         exact,
         stopped: false,
+    }
+}
+
+fn stopped() -> Verified {
+    Verified {
+        exact: false,
+        stopped: true,
+    }
+}
+
+/// State of the checks of one round.
+struct Checks {
+    scratch: String,
+    checked: u64,
+}
+
+impl Checks {
+    /// Checks `h`'s phrases and offers it to `top` if they pass and it is accepted; notes the
+    /// new cut. True when the plan's stop condition fired.
+    fn check<R: Fn(&Hit, &Hit) -> Ordering, A>(
+        &mut self,
+        h: &Hit,
+        req: &EvalRequest<'_, R>,
+        top: &mut Collector<'_, R>,
+        round: &mut Round<'_, A>,
+    ) -> bool
+    where
+        A: FnMut(usize, u32, &DocMeta, u8) -> bool,
+    {
+        self.checked += 1;
+        if self.checked % crate::index::stop::CHECK_EVERY == 0 && req.plan.stop.check() {
+            return true;
+        }
+        let Some(sv) = req.view.segs.get(h.seg) else {
+            return false;
+        };
+        if !req.plan.phrases_ok(&sv.seg.text(h.doc), &mut self.scratch)
+            || !(round.accept)(h.seg, h.doc, sv.seg.doc(h.doc), h.fields)
+        {
+            return false;
+        }
+        top.offer(*h);
+        if top.heap.len() == top.k {
+            *round.cut = top.heap.peek().and_then(|w| {
+                let sv = req.view.segs.get(w.hit.seg)?;
+                Some(req.lead.key(&sv.seg, &w.hit))
+            });
+        }
+        false
     }
 }
 
