@@ -126,8 +126,8 @@ where
         scratch: String::new(),
         exact: true,
         stopped: false,
-        // on a large index, checking phrases (reading texts) waits until the candidates can
-        // be taken best first
+        // on a large index, checking phrases (reading texts) is deferred and done in rounds,
+        // best first
         defer: req.plan.has_phrases() && req.view.live_docs >= PRUNE_MIN_DOCS as u64,
         deferred: Vec::new(),
         held: Vec::new(),
