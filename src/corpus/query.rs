@@ -120,6 +120,8 @@ impl Search<'_> {
         // a document no filter can reject and that is no collapsible copy is counted as is
         let surely =
             |seg: &Segment, d: u32| surely_on && no_filters && !snap.collapsible(seg.key_of(d));
+        // copies are collapsed to the first accepted: they must be offered in rank order
+        let ordered = |seg: &Segment, d: u32| snap.collapsible(seg.key_of(d));
         let request = EvalRequest {
             view: &snap.index,
             scan,
@@ -130,6 +132,7 @@ impl Search<'_> {
             lead,
             pruning,
             shared,
+            ordered: &ordered,
         };
         index::evaluate(&request, accept, surely)
     }

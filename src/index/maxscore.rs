@@ -224,6 +224,17 @@ impl<'a> SegmentScorer<'a> {
         Some(acc)
     }
 
+    /// Moves past candidate `d` without scoring it (the essential cursors on it; the others
+    /// are moved when a later candidate is scored).
+    #[inline]
+    pub fn pass(&mut self, d: u32) {
+        for c in self.cursors[self.essential..].iter_mut() {
+            if c.cursor.doc() == d {
+                c.cursor.next();
+            }
+        }
+    }
+
     /// Whether `d` holds an excluded term (`d` must not decrease between calls).
     #[inline]
     pub fn excluded(&mut self, d: u32) -> bool {

@@ -97,6 +97,10 @@ pub struct EvalRequest<'a, R> {
     /// (f32 bits; scores are positive, so bits order like values): a document below it cannot
     /// be among the best `k` of all segments either. Read and raised in relevance order only.
     pub shared: Option<&'a AtomicU32>,
+    /// Documents whose acceptance depends on the order they are offered in (copies collapsed
+    /// to the first accepted): their deferred phrase checks wait for the end, so that they are
+    /// accepted in rank order.
+    pub ordered: &'a dyn Fn(&Segment, u32) -> bool,
 }
 
 /// Evaluates `req`. `accept` sees each matching live document (and the fields it matched in)
@@ -122,10 +126,13 @@ where
         scratch: String::new(),
         exact: true,
         stopped: false,
-        // on a large index, checking phrases (reading texts) waits until the candidates can
-        // be taken best first
+        // on a large index, checking phrases (reading texts) is deferred and done in rounds,
+        // best first
         defer: req.plan.has_phrases() && req.view.live_docs >= PRUNE_MIN_DOCS as u64,
         deferred: Vec::new(),
+        held: Vec::new(),
+        round_at: FIRST_ROUND,
+        cut: None,
     };
     for &si in req.scan {
         if ev.stopped || req.plan.stop.check() {
@@ -134,11 +141,13 @@ where
         }
         ev.scan(si);
     }
-    if !ev.deferred.is_empty() && !ev.stopped {
+    if !ev.stopped {
         let deferred = std::mem::take(&mut ev.deferred);
-        let v = phrases::verify(deferred, req, &mut ev.top, &mut ev.accept);
-        ev.exact &= v.exact;
-        ev.stopped |= v.stopped;
+        ev.verify(deferred, false);
+    }
+    if !ev.stopped {
+        let held = std::mem::take(&mut ev.held);
+        ev.verify(held, true);
     }
     Evaluation {
         total: ev.top.total,
@@ -161,11 +170,23 @@ struct Evaluator<'r, R, A, S> {
     exact: bool,
     /// Set once the plan's stop condition fired.
     stopped: bool,
-    /// Whether phrase checks wait for [`phrases::verify`].
+    /// Whether phrase checks are deferred and done in rounds by [`phrases::verify`].
     defer: bool,
     /// Candidates whose phrases are still to be checked, with their lead key.
     deferred: Vec<(i64, Hit)>,
+    /// Deferred candidates that must be accepted in rank order ([`EvalRequest::ordered`]):
+    /// checked at the end only.
+    held: Vec<(i64, Hit)>,
+    /// Size of `deferred` that starts the next round of checks.
+    round_at: usize,
+    /// Once `k` hits are kept: the lead key of the worst. A candidate whose lead key is larger
+    /// cannot rank.
+    cut: Option<i64>,
 }
+
+/// Deferred candidates that start the first round of phrase checks during a scan; each later
+/// round waits for twice as many.
+const FIRST_ROUND: usize = 1024;
 
 impl<'r, R, A, S> Evaluator<'r, R, A, S>
 where
@@ -194,6 +215,22 @@ where
         }
     }
 
+    /// Checks the phrases of deferred candidates best first ([`phrases::verify`]); `in_rank_order`
+    /// when their acceptance depends on order.
+    fn verify(&mut self, deferred: Vec<(i64, Hit)>, in_rank_order: bool) {
+        if deferred.is_empty() {
+            return;
+        }
+        let round = phrases::Round {
+            accept: &mut self.accept,
+            cut: &mut self.cut,
+            in_rank_order,
+        };
+        let v = phrases::verify(deferred, self.req, &mut self.top, round);
+        self.exact &= v.exact;
+        self.stopped |= v.stopped;
+    }
+
     /// Evaluates segment `si` of the view.
     fn scan(&mut self, si: usize) {
         let req = self.req;
@@ -208,10 +245,18 @@ where
         };
         let plan = req.plan;
         let has_phrases = plan.has_phrases();
+        // in recent order the lead key is known before scoring
+        let early = self.defer && req.lead == Lead::Newest;
         while let Some(d) = scorer.next_candidate(self.theta(prune)) {
             if scorer.candidates % super::stop::CHECK_EVERY == 0 && plan.stop.check() {
                 self.stopped = true;
                 break;
+            }
+            if early && self.cut.is_some_and(|c| !seg.doc(d).timestamp > c) {
+                // newer matches fill the best k already
+                scorer.pass(d);
+                self.exact = false;
+                continue;
             }
             let Some(s) = scorer.score(d, self.theta(prune)) else {
                 continue;
@@ -232,8 +277,23 @@ where
                 rounded,
             };
             if self.defer {
-                // checking a phrase reads the document's text: done last, best first
-                self.deferred.push((req.lead.key(seg, &hit), hit));
+                // checking a phrase reads the document's text: done in rounds, best first
+                let key = req.lead.key(seg, &hit);
+                if self.cut.is_some_and(|c| key > c) {
+                    self.exact = false;
+                } else if (req.ordered)(seg, d) {
+                    self.held.push((key, hit));
+                } else {
+                    self.deferred.push((key, hit));
+                    if self.deferred.len() >= self.round_at {
+                        let round = std::mem::take(&mut self.deferred);
+                        self.verify(round, false);
+                        self.round_at = self.round_at.saturating_mul(2);
+                        if self.stopped {
+                            break;
+                        }
+                    }
+                }
                 continue;
             }
             if has_phrases && !plan.phrases_ok(&seg.text(d), &mut self.scratch) {

@@ -71,6 +71,7 @@ fn run(
         lead: Lead::Score,
         pruning,
         shared,
+        ordered: &|_, _| false,
     };
     let e = evaluate(&req, |_, _, _, _| true, |_, _| true);
     if !e.exact {
@@ -228,6 +229,7 @@ fn recent_order_with_phrases_gives_the_newest_matches_in_a_stable_order() {
                 lead: Lead::Newest,
                 pruning: Pruning::Off,
                 shared: None,
+                ordered: &|_, _| false,
             };
             let e = evaluate(&req, |_, _, _, _| true, |_, _| true);
             let got: Vec<_> = e.hits.iter().map(key).collect();
@@ -235,6 +237,109 @@ fn recent_order_with_phrases_gives_the_newest_matches_in_a_stable_order() {
             assert!(e.total >= got.len() && e.total <= want.len());
             if e.exact {
                 assert_eq!(e.total, want.len(), "query {q:?} k {k}");
+            }
+        }
+    }
+}
+
+#[test]
+fn phrase_checks_in_rounds_accept_copies_in_rank_order() {
+    // enough documents for several rounds; every ninth document is a copy of another (same
+    // duplicate key) and only the first accepted copy counts, as the corpus collapses them
+    let texts = corpus(17, 9000);
+    let dup = |n: usize| (n % 9 == 0).then_some((n % 40) as u64 + 1);
+    let mut segs = Vec::new();
+    for (s, chunk) in texts.chunks(3000).enumerate() {
+        let mut b = SegmentBuilder::new();
+        for (i, t) in chunk.iter().enumerate() {
+            let n = s * 3000 + i;
+            b.add(&NewDoc {
+                conv: n as u32,
+                turn: 0,
+                timestamp: Some(((n * 7919) % 300) as i64),
+                dup_key: dup(n),
+                fields: [t, "", ""],
+            });
+        }
+        segs.push(Arc::new(b.finish(s as u64 + 1)));
+    }
+    let v = IndexView::from_segments(segs);
+    let all: Vec<usize> = (0..v.segs.len()).collect();
+    let conv = |h: &Hit| v.segs[h.seg].seg.doc(h.doc).conv;
+    let stamp = |h: &Hit| v.segs[h.seg].seg.doc(h.doc).timestamp;
+    let by_relevance = |a: &Hit, b: &Hit| by_score(a, b, |a, b| conv(a).cmp(&conv(b)));
+    let by_recency = |a: &Hit, b: &Hit| stamp(b).cmp(&stamp(a)).then(conv(a).cmp(&conv(b)));
+    let passes = |n: u32| n % 7 != 3;
+    let ordered = |seg: &Segment, d: u32| seg.doc(d).dup_key != 0;
+    for (q, plain) in [
+        (r#""w0 w1""#, "w0 w1"),
+        (r#""w1 w0" w2"#, "w1 w0 w2"),
+        (r#""w0 w0""#, "w0 w0"),
+    ] {
+        let plan = parse(q, &mut Tokenizer::with_config(TokenizerConfig::default()));
+        let plain = parse(
+            plain,
+            &mut Tokenizer::with_config(TokenizerConfig::default()),
+        );
+        for (lead, pruning) in [
+            (Lead::Score, Pruning::ByScore),
+            (Lead::Score, Pruning::Off),
+            (Lead::Newest, Pruning::Off),
+        ] {
+            let rank = |a: &Hit, b: &Hit| match lead {
+                Lead::Score => by_relevance(a, b),
+                Lead::Newest => by_recency(a, b),
+            };
+            // brute force: every match of the plain terms, in rank order, phrases checked,
+            // filtered, copies after the first accepted dropped
+            let every = EvalRequest {
+                view: &v,
+                scan: &all,
+                plan: &plain,
+                params: &Bm25::default(),
+                k: texts.len(),
+                rank,
+                lead,
+                pruning: Pruning::Off,
+                shared: None,
+                ordered: &|_, _| false,
+            };
+            let mut scratch = String::new();
+            let mut seen = std::collections::HashSet::new();
+            let want: Vec<(u32, i64)> = evaluate(&every, |_, _, _, _| true, |_, _| false)
+                .hits
+                .iter()
+                .filter(|h| plan.phrases_ok(&v.segs[h.seg].seg.text(h.doc), &mut scratch))
+                .filter(|h| passes(conv(h)))
+                .filter(|h| {
+                    let key = v.segs[h.seg].seg.doc(h.doc).dup_key;
+                    key == 0 || seen.insert(key)
+                })
+                .map(|h| (conv(h), h.rounded))
+                .collect();
+            assert!(want.len() > 100, "query {q:?} matches: {}", want.len());
+            for k in [1, 3, 10, 57, 400] {
+                let req = EvalRequest {
+                    view: &v,
+                    scan: &all,
+                    plan: &plan,
+                    params: &Bm25::default(),
+                    k,
+                    rank,
+                    lead,
+                    pruning,
+                    shared: None,
+                    ordered: &ordered,
+                };
+                let mut seen = std::collections::HashSet::new();
+                let accept = |_: usize, _: u32, m: &DocMeta, _: u8| {
+                    passes(m.conv) && (m.dup_key == 0 || seen.insert(m.dup_key))
+                };
+                let e = evaluate(&req, accept, |_, _| false);
+                let got: Vec<(u32, i64)> = e.hits.iter().map(|h| (conv(h), h.rounded)).collect();
+                let expected = &want[..k.min(want.len())];
+                assert_eq!(got, expected, "query {q:?} k {k} {lead:?} {pruning:?}");
+                assert!(e.total >= got.len() && e.total <= want.len());
             }
         }
     }
