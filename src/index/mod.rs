@@ -6,9 +6,10 @@
 //! schema, which the corpus writes and the segment builder reads back for its file table.
 //!
 //! Modules, each using only those before it: `schema` (documents and the posting format),
-//! `tokenizer`, `intern` and `facts` (the leaves); `scoring` (BM25 arithmetic); `blockmax`;
-//! `segment`; `view`; `persist`; `phrase` (matching phrases in texts); `query` (syntax and
-//! [`Plan`]); `snippet`; `maxscore` (one segment's scoring) and `topk` (the evaluation).
+//! `tokenizer`, `intern`, `pool` (posting lists under construction) and `facts` (the leaves);
+//! `scoring` (BM25 arithmetic); `blockmax`; `segment`; `view`; `persist`; `phrase` (matching
+//! phrases in texts); `query` (syntax and [`Plan`]); `snippet`; `maxscore` (one segment's
+//! scoring) and `topk` (the evaluation).
 pub mod blockmax;
 pub mod facts;
 mod fold;
