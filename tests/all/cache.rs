@@ -429,3 +429,27 @@ fn appends_after_a_restore_continue_the_file_without_rereading_it() {
     expected.push(plain.read_conversation(&sid));
     assert_same(&seen, &expected, "restored + appended vs --no-cache");
 }
+
+/// A restored index reads its text and postings from the mapped cache file: replacing that
+/// file while the server runs (as another server's write does, by rename) or deleting it
+/// changes none of its answers.
+#[test]
+fn a_restored_server_answers_the_same_after_its_cache_file_is_replaced_or_deleted() {
+    let corpus = Corpus::new();
+    let cache_dir = tempfile::tempdir().expect("cache dir");
+    let first = serve(&corpus, &cache_args(cache_dir.path()));
+    let path = PathBuf::from(wait_written(&first)["path"].as_str().expect("cache.path"));
+    drop(first);
+    let restored = serve(&corpus, &cache_args(cache_dir.path()));
+    assert_eq!(cache(&restored)["start"], "restored");
+    let before = observe(&restored, &[]);
+    let len = fs::metadata(&path).expect("cache file").len();
+    let other = cache_dir.path().join("other-writer.tmp");
+    fs::write(&other, vec![0xA5u8; len as usize]).expect("write");
+    fs::rename(&other, &path).expect("rename over the cache file");
+    let after = observe(&restored, &[]);
+    assert_same(&before, &after, "after the cache file was renamed over");
+    fs::remove_file(&path).expect("delete the cache file");
+    let after = observe(&restored, &[]);
+    assert_same(&before, &after, "after the cache file was deleted");
+}

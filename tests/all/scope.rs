@@ -178,3 +178,42 @@ fn the_cli_takes_the_current_directory_as_the_project() {
     ]);
     assert_eq!(flags(&v["results"]), expected(&MINE), "{v}");
 }
+
+/// Which conversations belong to the project is worked out per index snapshot: a session of
+/// the project that appears after searches already ran is this project's in the next ones
+/// (search rows, scope=project, the prior's split), and one elsewhere is not.
+#[test]
+fn a_session_that_appears_while_running_is_placed_in_or_out_of_the_project() {
+    let tree = project_tree();
+    let c = serve(&tree, &["--debounce-ms", "50"]);
+    let s = c.search_with(json!({"query": "zebracorn", "limit": 50}));
+    assert_eq!(s["results"].as_array().map(Vec::len), Some(6), "{s}");
+    let (mine, other) = (
+        "77777777-0000-4000-8000-000000000007",
+        "88888888-0000-4000-8000-000000000008",
+    );
+    for (id, cwd) in [(mine, tree.root()), (other, tree.dir("elsewhere"))] {
+        let mut w = tree.projects.project("-p-late").session(id);
+        w.set_cwd(Some(&cwd.display().to_string()));
+        w.exchange("quillowhisk arrived late", "noted quillowhisk");
+    }
+    let found = crate::common::poll_until_desc(
+        "both late sessions searchable",
+        std::time::Duration::from_secs(20),
+        || {
+            let s = c.search_with(json!({"query": "quillowhisk", "limit": 10}));
+            (s["results"].as_array().map(Vec::len) == Some(2)).then_some(s)
+        },
+    );
+    assert_eq!(
+        flags(&found["results"]),
+        [(mine.to_owned(), true), (other.to_owned(), false)].into(),
+        "{found}"
+    );
+    let scoped = c.search_with(json!({"query": "quillowhisk", "scope": "project"}));
+    assert_eq!(
+        flags(&scoped["results"]),
+        [(mine.to_owned(), true)].into(),
+        "{scoped}"
+    );
+}

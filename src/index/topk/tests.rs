@@ -33,16 +33,37 @@ fn corpus(seed: u64, docs: usize) -> Vec<String> {
 }
 
 fn view(texts: &[String], per_segment: usize) -> IndexView {
+    view_of(texts, per_segment, |_, t| doc(t, None, None, 0))
+}
+
+/// The document made of `text` in `field` (0 user, 1 assistant), with its time and copy key.
+fn doc(text: &str, timestamp: Option<i64>, dup_key: Option<u64>, field: usize) -> NewDoc<'_> {
+    let mut fields = ["", "", ""];
+    fields[field] = text;
+    NewDoc {
+        conv: 0,
+        turn: 0,
+        timestamp,
+        dup_key,
+        fields,
+    }
+}
+
+/// An index of `texts`, `per_segment` documents per segment, document `n` made by `make` (its
+/// conversation is `n`).
+fn view_of<'a>(
+    texts: &'a [String],
+    per_segment: usize,
+    make: impl Fn(usize, &'a str) -> NewDoc<'a>,
+) -> IndexView {
     let mut segs = Vec::new();
     for (s, chunk) in texts.chunks(per_segment).enumerate() {
         let mut b = SegmentBuilder::new();
         for (i, t) in chunk.iter().enumerate() {
+            let n = s * per_segment + i;
             b.add(&NewDoc {
-                conv: (s * per_segment + i) as u32,
-                turn: 0,
-                timestamp: None,
-                dup_key: None,
-                fields: [t, "", ""],
+                conv: n as u32,
+                ..make(n, t)
             });
         }
         segs.push(Arc::new(b.finish(s as u64 + 1)));
@@ -168,22 +189,7 @@ fn recent_order_with_phrases_gives_the_newest_matches_in_a_stable_order() {
     let texts = corpus(13, 6000);
     // timestamps with many ties, unrelated to the document order
     let stamp = |i: usize| ((i * 7919) % 150) as i64;
-    let mut segs = Vec::new();
-    for (s, chunk) in texts.chunks(2500).enumerate() {
-        let mut b = SegmentBuilder::new();
-        for (i, t) in chunk.iter().enumerate() {
-            let n = s * 2500 + i;
-            b.add(&NewDoc {
-                conv: n as u32,
-                turn: 0,
-                timestamp: Some(stamp(n)),
-                dup_key: None,
-                fields: ["", t, ""],
-            });
-        }
-        segs.push(Arc::new(b.finish(s as u64 + 1)));
-    }
-    let v = IndexView::from_segments(segs);
+    let v = view_of(&texts, 2500, |n, t| doc(t, Some(stamp(n)), None, 1));
     let all: Vec<usize> = (0..v.segs.len()).collect();
     let key = |h: &Hit| {
         let m = v.segs[h.seg].seg.doc(h.doc);
@@ -248,22 +254,9 @@ fn phrase_checks_in_rounds_accept_copies_in_rank_order() {
     // duplicate key) and only the first accepted copy counts, as the corpus collapses them
     let texts = corpus(17, 9000);
     let dup = |n: usize| (n % 9 == 0).then_some((n % 40) as u64 + 1);
-    let mut segs = Vec::new();
-    for (s, chunk) in texts.chunks(3000).enumerate() {
-        let mut b = SegmentBuilder::new();
-        for (i, t) in chunk.iter().enumerate() {
-            let n = s * 3000 + i;
-            b.add(&NewDoc {
-                conv: n as u32,
-                turn: 0,
-                timestamp: Some(((n * 7919) % 300) as i64),
-                dup_key: dup(n),
-                fields: [t, "", ""],
-            });
-        }
-        segs.push(Arc::new(b.finish(s as u64 + 1)));
-    }
-    let v = IndexView::from_segments(segs);
+    let v = view_of(&texts, 3000, |n, t| {
+        doc(t, Some(((n * 7919) % 300) as i64), dup(n), 0)
+    });
     let all: Vec<usize> = (0..v.segs.len()).collect();
     let conv = |h: &Hit| v.segs[h.seg].seg.doc(h.doc).conv;
     let stamp = |h: &Hit| v.segs[h.seg].seg.doc(h.doc).timestamp;
