@@ -2,7 +2,7 @@
 //! and a consistency check of everything read so that a damaged file can never make a query
 //! index out of bounds.
 use super::blockmax::BlockMax;
-use super::schema::{DocMeta, FIELDS};
+use super::schema::{DocBits, DocMeta, FIELDS};
 use super::scoring::Bm25;
 use super::segment::Segment;
 use super::view::Tombstones;
@@ -26,6 +26,7 @@ pub fn write_segment<W: Write>(e: &mut Encoder<W>, s: &Segment) -> io::Result<()
         e.u32s(&docs.iter().map(|d| d.field_len[f]).collect::<Vec<_>>())?;
     }
     e.u64s(&docs.iter().map(|d| d.dup_key).collect::<Vec<_>>())?;
+    e.u64s(s.odd.words())?;
     e.str(&s.text)?;
     e.u64(s.total_len)?;
     e.varint(s.paths.len() as u64)?;
@@ -130,6 +131,7 @@ fn read_docs<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()>
     }
     let dup = d.u64s()?;
     let n = conv.len();
+    let odd = DocBits::from_words(d.u64s()?, n);
     check(
         [turn.len(), ts.len(), len.len(), start.len(), dup.len()]
             .iter()
@@ -137,6 +139,7 @@ fn read_docs<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()>
             && field_len.iter().all(|f| f.len() == n),
         "document arrays",
     )?;
+    seg.odd = odd.ok_or_else(|| corrupt("document bits"))?;
     let text = d.text()?;
     seg.docs = (0..n)
         .map(|i| DocMeta {
@@ -260,7 +263,9 @@ mod tests {
             .map(|i| {
                 let half = if i % 2 == 0 { " half" } else { "" };
                 let rare = if i == 500 { " rare" } else { "" };
-                format!("common{half}{rare} {}", "pad ".repeat(i % 7))
+                // a word that is not a term (`err`) every 100 documents
+                let odd = if i % 100 == 0 { " foo_eRR" } else { "" };
+                format!("common{half}{rare}{odd} {}", "pad ".repeat(i % 7))
             })
             .collect();
         for (i, t) in texts.iter().enumerate() {
@@ -292,6 +297,8 @@ mod tests {
             .finish();
         assert!(back.text.heap_bytes() == 0 && back.postings.heap_bytes() == 0);
         assert_eq!(back.text(500).user, seg.text(500).user);
+        assert_eq!(back.odd_words(), seg.odd_words());
+        assert!((0..1000).all(|d| seg.odd_words().contains(d) == (d % 100 == 0)));
         for term in ["common", "half", "rare", "pad"] {
             let id = seg.term_id(term).expect("term");
             assert_eq!(back.term_id(term), Some(id));

@@ -32,6 +32,52 @@ pub struct DocMeta {
     pub dup_key: u64,
 }
 
+/// One bit per document of a segment (a fact about each, such as "has a word that is not one
+/// of its terms", see `tokenizer::words`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocBits(Vec<u64>);
+
+impl DocBits {
+    /// Sets the bit of document `d`.
+    pub fn set(&mut self, d: u32) {
+        let w = (d >> 6) as usize;
+        if self.0.len() <= w {
+            self.0.resize(w + 1, 0);
+        }
+        self.0[w] |= 1 << (d & 63);
+    }
+
+    #[inline]
+    pub fn contains(&self, d: u32) -> bool {
+        self.0
+            .get((d >> 6) as usize)
+            .is_some_and(|w| w & (1 << (d & 63)) != 0)
+    }
+
+    /// Whether any bit is set.
+    pub fn any(&self) -> bool {
+        self.0.iter().any(|&w| w != 0)
+    }
+
+    pub fn words(&self) -> &[u64] {
+        &self.0
+    }
+
+    /// The bits stored as `words`, when none lies past document `docs - 1`.
+    pub fn from_words(words: Vec<u64>, docs: usize) -> Option<Self> {
+        let fits = |i: usize, w: u64| w == 0 || i * 64 + (64 - w.leading_zeros() as usize) <= docs;
+        words
+            .iter()
+            .enumerate()
+            .all(|(i, &w)| fits(i, w))
+            .then_some(Self(words))
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.0.capacity() * 8
+    }
+}
+
 /// The text of one document, by field.
 #[derive(Debug, Clone, Copy)]
 pub struct DocText<'a> {
@@ -149,5 +195,21 @@ impl<'a> PostingCursor<'a> {
     pub fn next(&mut self) {
         let base = self.doc;
         self.advance_from(base, false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DocBits;
+
+    #[test]
+    fn doc_bits_past_the_last_document_are_refused() {
+        let mut b = DocBits::default();
+        b.set(3);
+        b.set(64);
+        assert!(b.contains(3) && b.contains(64) && !b.contains(4) && !b.contains(9999));
+        assert!(DocBits::from_words(b.words().to_vec(), 65).is_some());
+        assert!(DocBits::from_words(b.words().to_vec(), 64).is_none());
+        assert!(DocBits::from_words(vec![0, 0, 0], 1).is_some_and(|b| !b.any()));
     }
 }

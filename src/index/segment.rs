@@ -5,7 +5,9 @@
 use super::blockmax::BlockMax;
 use super::intern::{Interner, Terms};
 use super::pool::{List, Pool};
-use super::schema::{DocMeta, DocText, FIELD_TOOLS, FIELDS, NewDoc, PostingList, Tf, put_tf};
+use super::schema::{
+    DocBits, DocMeta, DocText, FIELD_TOOLS, FIELDS, NewDoc, PostingList, Tf, put_tf,
+};
 use super::scoring::Bm25;
 use super::tokenizer::Tokenizer;
 use crate::util::blob::{Blob, Text};
@@ -27,6 +29,8 @@ pub struct Segment {
     pub(super) postings: Blob,
     pub(super) docs: Vec<DocMeta>,
     pub(super) text: Text,
+    /// Documents with a word that is not one of their terms (see `tokenizer::words`).
+    pub(super) odd: DocBits,
     pub(super) total_len: u64,
     /// Distinct file paths touched by the documents' tool calls, sorted.
     pub(super) paths: Vec<Box<str>>,
@@ -61,6 +65,12 @@ impl Segment {
 
     pub fn doc(&self, d: u32) -> &DocMeta {
         &self.docs[d as usize]
+    }
+
+    /// Documents with a word that is not one of their terms: only the others surely lack a
+    /// phrase whose word-terms they lack.
+    pub fn odd_words(&self) -> &DocBits {
+        &self.odd
     }
 
     /// Length of document `d` (dense array).
@@ -200,6 +210,7 @@ impl Segment {
             + self.paths.iter().map(|p| p.len() + 16).sum::<usize>()
             + self.path_refs.capacity() * 12
             + self.dups.capacity() * 16
+            + self.odd.heap_bytes()
     }
 }
 
@@ -257,6 +268,7 @@ pub struct SegmentBuilder {
     paths: Vec<Box<str>>,
     path_refs: Vec<(u32, u32, u8)>,
     dups: Vec<(u64, u32)>,
+    odd: DocBits,
 }
 
 /// A term's postings under construction.
@@ -328,6 +340,9 @@ impl SegmentBuilder {
                     doc_terms.push((id, tf));
                 }
             });
+        }
+        if self.tokenizer.take_odd() {
+            self.odd.set(d);
         }
         for &(id, tf) in &self.doc_terms {
             let t = &mut self.state[id as usize];
@@ -409,6 +424,7 @@ impl SegmentBuilder {
             keys: Vec::new(),
             blockmax: Default::default(),
             text: Text::default(),
+            odd: self.odd,
             total_len: self.total_len,
         };
         let mut postings: Vec<u8> = Vec::with_capacity(total_post);
