@@ -264,7 +264,7 @@ mod tests {
                 let half = if i % 2 == 0 { " half" } else { "" };
                 let rare = if i == 500 { " rare" } else { "" };
                 // a word that is not a term (`err`) every 100 documents
-                let odd = if i % 100 == 0 { " foo_eRR" } else { "" };
+                let odd = if i % 100 == 0 { " ke\u{301}rr" } else { "" };
                 format!("common{half}{rare}{odd} {}", "pad ".repeat(i % 7))
             })
             .collect();

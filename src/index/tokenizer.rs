@@ -4,7 +4,8 @@
 //!
 //! `src/index/mod.rs` → `src/index/mod.rs`, `src`, `index`, `mod`, `rs`;
 //! `notify_debouncer_full` → whole + `notify`, `debouncer`, `full`;
-//! `CamelCaseName` → `camelcasename`, `camel`, `case`, `name`; `--max-staleness-ms` →
+//! `CamelCaseName` → `camelcasename`, `camel`, `case`, `name`; `self.fooBar` → `self.foobar`,
+//! `self`, `foobar`, `foo`, `bar`; `__init__` → `__init__`, `init`; `--max-staleness-ms` →
 //! `max-staleness-ms`, `max`, `staleness`, `ms`; `E0502` → `e0502`.
 //! ASCII text takes a byte-level fast path.
 
@@ -322,6 +323,11 @@ impl Tokenizer {
                     &mut |t| emit(t, start, end),
                 );
             }
+            // `_err`, `__init__`: the word itself too
+            let (a, b) = self.parts[0];
+            if self.config.parts && (a, b) != (0, s.len()) {
+                self.part_word(s, start, (a, b), emit);
+            }
             return;
         }
         if (self.config.whole || !self.config.parts)
@@ -333,18 +339,45 @@ impl Tokenizer {
         if !self.config.parts {
             return;
         }
-        for &(a, b) in &self.parts {
-            if b - a <= MAX_TERM_BYTES {
-                self.lower_part.clear();
-                lower_into(&s[a..b], &mut self.lower_part);
-                Self::word(
-                    &self.lower_part,
-                    self.config,
-                    self.stemmer.as_ref(),
-                    &mut self.part,
-                    &mut |t| emit(t, start + a, start + b),
-                );
+        let mut i = 0;
+        while i < self.parts.len() {
+            // one word: parts joined by camel humps
+            let mut j = i + 1;
+            while j < self.parts.len() && self.parts[j - 1].1 == self.parts[j].0 {
+                j += 1;
             }
+            let word = (self.parts[i].0, self.parts[j - 1].1);
+            // a camel-case word inside a longer compound (`self.fooBar`): the word whole too
+            if j - i > 1 && self.config.whole && word != (0, s.len()) {
+                self.part_word(s, start, word, emit);
+            }
+            for k in i..j {
+                let part = self.parts[k];
+                self.part_word(s, start, part, emit);
+            }
+            i = j;
+        }
+    }
+
+    /// Emits `s[a..b]`, a part or word of the compound `s` starting at `start` in the text, as
+    /// a word (unless longer than [`MAX_TERM_BYTES`]).
+    fn part_word(
+        &mut self,
+        s: &str,
+        start: usize,
+        (a, b): (usize, usize),
+        emit: &mut impl FnMut(&str, usize, usize),
+    ) {
+        if b - a <= MAX_TERM_BYTES {
+            self.lower_part.clear();
+            lower_into(&s[a..b], &mut self.lower_part);
+            Self::word(
+                &self.lower_part,
+                self.config,
+                self.stemmer.as_ref(),
+                &mut self.part,
+                &mut |t| emit(t, start + a, start + b),
+            );
         }
     }
 

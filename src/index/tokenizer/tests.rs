@@ -21,6 +21,11 @@ fn splits_code_shapes() {
         ["max-staleness-ms", "max", "staleness", "ms"]
     );
     assert_eq!(terms("HTTPServer"), ["httpserver", "http", "server"]);
+    assert_eq!(
+        terms("self.fooBar"),
+        ["self.foobar", "self", "foobar", "foo", "bar"]
+    );
+    assert_eq!(terms("__init__ _x"), ["__init__", "init", "_x", "x"]);
     assert_eq!(terms("E0502 not no a"), ["e0502", "not", "no", "a"]);
     assert_eq!(
         terms("std::io::stderr"),

@@ -4,10 +4,11 @@
 //! A phrase matches whole *words*: maximal runs of alphanumeric characters, lowercased (see
 //! `index::phrase`). Most words are also terms, emitted as the tokenizer emits the word alone,
 //! so a document whose words are all terms and that lacks one of a phrase's word-terms cannot
-//! contain the phrase. A document is marked when one of its words is not such a term: a camel
-//! hump inside a word of a compound (`foo_eRR` gives `foo_err`, `foo`, `e`, `rr`: no `err`), a
-//! `_` at a word's edge (`_err` gives `_err`), a variant that keeps compounds whole, or a
-//! character phrases and terms treat differently (combining marks, the Kelvin sign). ASCII words
+//! contain the phrase. A document is marked when one of its words may not be such a term: a
+//! variant that keeps compounds whole (`foo_bar` gives only `foo_bar`) or emits no whole forms
+//! (`foo_eRR` gives `foo`, `e`, `rr`, no `err`), a stemmed whole form, or a character phrases
+//! and terms treat differently (a combining mark splits `ke\u{301}rr` into the words `ke` and
+//! `rr`, indexed as `kerr`; the Kelvin sign). ASCII words
 //! of at most [`MAX_TERM_BYTES`] are the only ones this promises anything about: a phrase word
 //! that is not one is never required as a term.
 use super::{MAX_TERM_BYTES, TokenizerConfig};
@@ -34,16 +35,17 @@ pub(super) fn compound_words_are_terms(
     let humps = parts.windows(2).any(|w| w[0].1 == w[1].0);
     let one_word = first == 0 && last == s.len() && parts.windows(2).all(|w| w[0].1 == w[1].0);
     if parts.len() == 1 {
-        // emitted as the whole compound lowercased: the word only when nothing surrounds it
-        return one_word;
+        // emitted as the whole compound lowercased, and the word alone when parts are
+        return one_word || config.parts;
     }
     if one_word {
         // several humps of one word: its whole form, when emitted (not stemmed), is the word
         let whole = (config.whole || !config.parts) && !config.stem;
         return whole || !s.is_ascii() || s.len() > MAX_TERM_BYTES;
     }
-    // several words joined by `_` or connectors: each must be one part, and parts emitted
-    config.parts && !humps
+    // several words joined by `_` or connectors: each emitted as a part, or as the whole form of
+    // the parts its camel humps make
+    config.parts && (!humps || config.whole)
 }
 
 #[cfg(test)]
@@ -125,22 +127,22 @@ mod tests {
             "eRR",
             "src/index/mod.rs",
             "foo_bar baz",
-        ] {
-            assert!(!odd(plain), "{plain:?}");
-        }
-        for text in [
             "foo_eRR",
             "_err",
             "__init__",
-            "err\u{301}",
-            "\u{212A}ey",
-            "fooBar_baz",
+            "self.fooBar",
         ] {
+            assert!(!odd(plain), "{plain:?}");
+        }
+        for text in ["ke\u{301}rr", "\u{212A}ey"] {
             assert!(odd(text), "{text:?}");
         }
+        let mut tok = Tokenizer::with_config(CONFIGS[2]);
+        tok.terms("foo_bar");
+        assert!(tok.take_odd(), "whole-only: `foo_bar` is the only term");
         // a marked document stays marked until taken
         let mut tok = Tokenizer::with_config(TokenizerConfig::default());
-        tok.terms("_err");
+        tok.terms("ke\u{301}rr");
         tok.terms("plain words");
         assert!(tok.take_odd());
         assert!(!tok.take_odd());
