@@ -132,6 +132,7 @@ impl Writer {
         if r.read(&mut extra)? != 0 {
             return Err(corrupt("trailing bytes"));
         }
+        log_restored_memory(&view, &books, &dups);
         self.install(Restored {
             head,
             books,
@@ -224,10 +225,9 @@ fn assemble(
     next_seg: u64,
 ) -> io::Result<(IndexView, DupTracker)> {
     let mut view = IndexView::default();
-    let mut dups = DupTracker::default();
     for (raw, dead) in segments {
         let seg = raw.finish();
-        if seg.id >= next_seg || seg.docs().iter().any(|m| m.conv >= next_conv) {
+        if seg.id >= next_seg || seg.convs().iter().any(|&c| c >= next_conv) {
             return Err(corrupt("segment ids"));
         }
         view.live_docs += (seg.doc_count() - dead.count as usize) as u64;
@@ -236,10 +236,42 @@ fn assemble(
             seg: Arc::new(seg),
             dead: Arc::new(dead),
         };
-        dups.add_segment(&sv);
         view.segs.push(sv);
     }
+    let dups = DupTracker::restored(&view);
     Ok((view, dups))
+}
+
+/// Heap bytes a restored index holds, by structure (what is not a view of the mapped file).
+fn log_restored_memory(view: &IndexView, books: &Books, dups: &DupTracker) {
+    let mut parts: Vec<(&str, usize)> = Vec::new();
+    for sv in &view.segs {
+        for (i, (name, bytes)) in sv.seg.heap_parts().into_iter().enumerate() {
+            match parts.get_mut(i) {
+                Some(p) => p.1 += bytes,
+                None => parts.push((name, bytes)),
+            }
+        }
+    }
+    let tombstones = view.segs.iter().map(|s| s.dead.heap_bytes()).sum();
+    let books = books
+        .iter()
+        .map(|b| b.1.docs.capacity() * 16 + 32)
+        .sum::<usize>();
+    parts.extend([
+        ("tombstones", tombstones),
+        ("document locations", books),
+        ("duplicate tracking", dups.heap_bytes()),
+    ]);
+    let mb = |b: usize| b as f64 / (1u64 << 20) as f64;
+    tracing::debug!(
+        "restored index heap: {}",
+        parts
+            .iter()
+            .map(|(k, v)| format!("{k} {:.1} MB", mb(*v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
 }
 
 /// Every document location points into a segment that was read.

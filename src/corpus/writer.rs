@@ -252,8 +252,8 @@ impl Writer {
     pub(super) fn place_segment(&mut self, seg: Segment, docs: &[(ConvId, u32)], new_docs: bool) {
         let id = seg.id;
         if new_docs {
-            for meta in seg.docs() {
-                self.dups.add(meta.dup_key);
+            for &key in seg.keys() {
+                self.dups.add(key);
             }
         }
         let seg = Arc::new(seg);
@@ -399,7 +399,7 @@ impl Writer {
             index: self.view.clone(),
             stats: self.stats.clone(),
             roots: Arc::clone(&self.roots),
-            dup_multi: self.dups.multi(),
+            dup_multi: self.dups.multi(&self.view),
             store: self.archive.as_ref().map(|a| Arc::clone(&a.store)),
             // fixed at start: `Shared::publish` carries the current ones over
             project: Default::default(),
