@@ -24,7 +24,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 /// File magic and layout version; bump the version whenever the layout or anything that
 /// changes indexed content (tokenizer, turn rules) changes.
 pub const MAGIC: &[u8; 8] = b"CSINDEX\0";
-pub const VERSION: u32 = 10;
+pub const VERSION: u32 = 11;
 /// Header bytes (magic, version, key, padding) and trailer bytes (payload checksum, payload
 /// length).
 const HEADER: u64 = 24;

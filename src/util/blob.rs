@@ -44,6 +44,53 @@ impl Blob {
     pub fn is_mapped(&self) -> bool {
         matches!(self.0, Repr::Mapped(..))
     }
+
+    /// Bytes `r` of this blob: the same mapping when mapped, else a copy. `None` out of range.
+    pub fn slice(&self, r: Range<usize>) -> Option<Blob> {
+        if r.start > r.end || r.end > self.len() {
+            return None;
+        }
+        Some(match &self.0 {
+            Repr::Owned(v) => Blob::from(v[r].to_vec()),
+            Repr::Mapped(map, whole) => Blob(Repr::Mapped(
+                Arc::clone(map),
+                whole.start + r.start..whole.start + r.end,
+            )),
+        })
+    }
+}
+
+/// A blob read front to back like a reader; [`BlobReader::slice`] returns ranges of it (without
+/// copying when it is mapped).
+pub struct BlobReader {
+    blob: Blob,
+    pos: usize,
+}
+
+impl BlobReader {
+    pub fn new(blob: Blob) -> Self {
+        BlobReader { blob, pos: 0 }
+    }
+
+    /// The next `n` bytes.
+    pub fn slice(&mut self, n: usize) -> io::Result<Blob> {
+        let end = self.pos.checked_add(n);
+        let b = end
+            .and_then(|e| self.blob.slice(self.pos..e))
+            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+        self.pos += n;
+        Ok(b)
+    }
+}
+
+impl Read for BlobReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let rest = &self.blob[self.pos.min(self.blob.len())..];
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.pos += n;
+        Ok(n)
+    }
 }
 
 impl Default for Blob {
@@ -402,6 +449,21 @@ mod tests {
         let owned = Column::<u32>::new(Blob::from(vec![1, 0, 0, 0, 2, 0, 0, 0])).expect("copy");
         assert_eq!((&*owned, owned.is_mapped()), (&[1u32, 2][..], false));
         assert!(Column::<u64>::default().is_empty());
+    }
+
+    #[test]
+    fn a_blob_reader_takes_ranges_of_the_same_mapping() {
+        let mut c = mapped(b"0123456789");
+        let mut r = BlobReader::new(c.slice(8).expect("take"));
+        let mut two = [0u8; 2];
+        r.read_exact(&mut two).expect("read");
+        let b = r.slice(3).expect("take");
+        assert_eq!((&*b, b.is_mapped()), (&b"234"[..], true));
+        assert!(r.slice(4).is_err(), "past the end");
+        assert_eq!(&*r.slice(3).expect("rest"), b"567");
+        let owned = Blob::from(b"abc".to_vec());
+        assert_eq!(owned.slice(1..3).as_deref(), Some(&b"bc"[..]));
+        assert!(owned.slice(2..4).is_none());
     }
 
     #[test]

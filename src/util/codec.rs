@@ -4,7 +4,7 @@
 //! can be read back as views of a mapped file), and a running checksum (xxh3, 64 bit) over
 //! every byte so a truncated or corrupted file is detected before anything read from it is
 //! trusted.
-use super::blob::{Blob, Column, Cursor, Text, Word};
+use super::blob::{Blob, BlobReader, Column, Cursor, Text, Word};
 use super::varint;
 use std::io::{self, Read, Write};
 use xxhash_rust::xxh3::Xxh3Default;
@@ -173,6 +173,12 @@ impl Source for Cursor {
     }
 }
 
+impl Source for BlobReader {
+    fn take_blob(&mut self, n: usize) -> io::Result<Blob> {
+        self.slice(n)
+    }
+}
+
 impl<S: Source> Source for &mut S {
     fn take_blob(&mut self, n: usize) -> io::Result<Blob> {
         (**self).take_blob(n)
@@ -329,11 +335,14 @@ impl<R: Source> Decoder<R> {
     /// A byte string written by [`Encoder::bytes`], shared with a mapped source.
     pub fn blob(&mut self) -> io::Result<Blob> {
         let n = self.items(1)?;
-        self.blob_of(n)
+        self.raw_blob(n)
     }
 
-    /// The next `n` bytes, shared with a mapped source.
-    fn blob_of(&mut self, n: usize) -> io::Result<Blob> {
+    /// The next `n` bytes (no length before them), shared with a mapped source.
+    pub fn raw_blob(&mut self, n: usize) -> io::Result<Blob> {
+        if n as u64 > self.left {
+            return Err(corrupt("length past the end"));
+        }
         let b = self.inp.take_blob(n)?;
         self.sum.update(&b);
         self.left = self.left.saturating_sub(n as u64);
@@ -351,7 +360,7 @@ impl<R: Source> Decoder<R> {
         if pad.iter().any(|&b| b != 0) {
             return Err(corrupt("column padding"));
         }
-        let blob = self.blob_of(n * T::SIZE)?;
+        let blob = self.raw_blob(n * T::SIZE)?;
         Column::new(blob).map_err(|e| corrupt(&e.to_string()))
     }
 
