@@ -75,6 +75,8 @@ pub struct SegmentScorer<'a> {
     essential: usize,
     /// Cursors of the excluded terms.
     excluded: Vec<BlockCursor<'a>>,
+    /// Cursors of the terms of the required phrases' words (`None`: not in this segment).
+    needed: Vec<Option<BlockCursor<'a>>>,
     /// The current candidate's contribution per slot.
     contrib: Vec<f32>,
     /// BM25 length normalisation: `k1 * (1 - b + b * len / avg) = norm0 + norm1 * len`.
@@ -124,6 +126,12 @@ impl<'a> SegmentScorer<'a> {
             .filter_map(|t| seg.lookup(t))
             .map(|l| BlockCursor::new(l, seg.blockmax().blocks(l.term_id)))
             .collect();
+        let needed = plan
+            .needed
+            .iter()
+            .map(|t| seg.lookup(t))
+            .map(|l| l.map(|l| BlockCursor::new(l, seg.blockmax().blocks(l.term_id))))
+            .collect();
         Some(Self {
             seg,
             contrib: vec![0.0; cursors.len()],
@@ -131,6 +139,7 @@ impl<'a> SegmentScorer<'a> {
             pre,
             essential: 0,
             excluded,
+            needed,
             norm0: params.k1 * (1.0 - params.b),
             norm1: params.k1 * params.b / avg,
             field_weights: params.field_weights,
@@ -241,6 +250,20 @@ impl<'a> SegmentScorer<'a> {
         self.excluded.iter_mut().any(|x| {
             x.advance_to(d);
             x.doc() == d
+        })
+    }
+
+    /// Whether `d` lacks a term of a required phrase's words (`d` must not decrease between
+    /// calls). Such a document holds the phrase only if it is marked as having words that are
+    /// not terms ([`Segment::odd_words`]).
+    #[inline]
+    pub fn lacks_needed(&mut self, d: u32) -> bool {
+        self.needed.iter_mut().any(|n| match n {
+            None => true,
+            Some(x) => {
+                x.advance_to(d);
+                x.doc() != d
+            }
         })
     }
 

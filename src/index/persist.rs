@@ -3,6 +3,7 @@
 //! index out of bounds.
 use super::blockmax::BlockMax;
 use super::columns::DocColumns;
+use super::schema::DocBits;
 use super::scoring::Bm25;
 use super::segment::Segment;
 use super::view::Tombstones;
@@ -18,6 +19,7 @@ pub fn write_segment<W: Write>(e: &mut Encoder<W>, s: &Segment) -> io::Result<()
     e.bytes(&s.postings)?;
     e.str(&s.text)?;
     s.docs.write(e)?;
+    e.column(s.odd.words())?;
     e.u64(s.total_len)?;
     e.varint(s.paths.len() as u64)?;
     for p in &s.paths {
@@ -110,6 +112,8 @@ fn read_dictionary<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Resu
 fn read_docs<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
     let text = d.text()?;
     seg.docs = DocColumns::read(d, text.len(), |i| text.is_char_boundary(i))?;
+    seg.odd = DocBits::from_words(d.column::<u64>()?, seg.doc_count())
+        .ok_or_else(|| corrupt("document bits"))?;
     seg.text = text;
     seg.total_len = d.u64()?;
     Ok(())
@@ -214,7 +218,9 @@ mod tests {
             .map(|i| {
                 let half = if i % 2 == 0 { " half" } else { "" };
                 let rare = if i == 500 { " rare" } else { "" };
-                format!("common{half}{rare} {}", "pad ".repeat(i % 7))
+                // a word that is not a term (`err`) every 100 documents
+                let odd = if i % 100 == 0 { " foo_eRR" } else { "" };
+                format!("common{half}{rare}{odd} {}", "pad ".repeat(i % 7))
             })
             .collect();
         for (i, t) in texts.iter().enumerate() {
@@ -246,6 +252,8 @@ mod tests {
             .finish();
         assert!(back.text.heap_bytes() == 0 && back.postings.heap_bytes() == 0);
         assert_eq!(back.text(500).user, seg.text(500).user);
+        assert_eq!(back.odd_words(), seg.odd_words());
+        assert!((0..1000).all(|d| seg.odd_words().contains(d) == (d % 100 == 0)));
         for term in ["common", "half", "rare", "pad"] {
             let id = seg.term_id(term).expect("term");
             assert_eq!(back.term_id(term), Some(id));

@@ -5,7 +5,7 @@
 use super::phrase::PhraseSet;
 pub use super::phrase::normalize_for_phrase;
 use super::schema::DocText;
-use super::tokenizer::Tokenizer;
+use super::tokenizer::{MAX_TERM_BYTES, Tokenizer};
 use std::sync::OnceLock;
 
 /// One term of a query plan.
@@ -35,6 +35,9 @@ pub struct Plan {
     pub phrases: Vec<String>,
     /// Phrases no match may contain, normalised likewise.
     pub excluded_phrases: Vec<String>,
+    /// The terms of the required phrases' ASCII words: a match holds each of them unless its
+    /// segment marks it as having words that are not terms (see `tokenizer::words`).
+    pub needed: Vec<String>,
     /// What the user wrote for each group (keyword, `"phrase"`, `prefix*`).
     pub labels: Vec<String>,
     /// When to give up and return what was found (time budget, cancellation).
@@ -228,6 +231,14 @@ pub fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
                 }
                 let mut norm = String::new();
                 normalize_for_phrase(&p, &mut norm);
+                let words = norm.split(' ').filter(|w| !w.is_empty());
+                for w in words.filter(|w| w.is_ascii() && w.len() <= MAX_TERM_BYTES) {
+                    tok.for_each_term(w, |t| {
+                        if !plan.needed.iter().any(|n| n == t) {
+                            plan.needed.push(t.to_owned());
+                        }
+                    });
+                }
                 plan.phrases.push(norm);
             }
             Piece::Excluded(w) => {

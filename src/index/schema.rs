@@ -3,6 +3,7 @@
 //! ([`crate::util::varint`]), per-field term frequencies packed into one byte when they fit —
 //! with the sequential cursor that decodes it without allocating. A leaf: every other index
 //! module builds on these definitions and this module imports none of them.
+use crate::util::blob::Column;
 use crate::util::varint;
 
 /// Indexed fields of a turn.
@@ -30,6 +31,56 @@ pub struct DocMeta {
     pub field_len: [u32; FIELDS],
     /// Duplicate-turn fingerprint (0 = none).
     pub dup_key: u64,
+}
+
+/// One bit per document of a segment (a fact about each, such as "has a word that is not one
+/// of its terms", see `tokenizer::words`): owned while a segment is built, a view of the mapped
+/// cache file when restored.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DocBits(Column<u64>);
+
+impl DocBits {
+    /// Sets the bit of document `d` (of bits being built: restored ones are copied first).
+    pub fn set(&mut self, d: u32) {
+        let w = (d >> 6) as usize;
+        let mut words = std::mem::take(&mut self.0).into_vec();
+        if words.len() <= w {
+            words.resize(w + 1, 0);
+        }
+        words[w] |= 1 << (d & 63);
+        self.0 = Column::from(words);
+    }
+
+    #[inline]
+    pub fn contains(&self, d: u32) -> bool {
+        self.0
+            .get((d >> 6) as usize)
+            .is_some_and(|w| w & (1 << (d & 63)) != 0)
+    }
+
+    /// Whether any bit is set.
+    pub fn any(&self) -> bool {
+        self.0.iter().any(|&w| w != 0)
+    }
+
+    pub fn words(&self) -> &[u64] {
+        &self.0
+    }
+
+    /// The bits stored as `words`, when none lies past document `docs - 1`.
+    pub fn from_words(words: impl Into<Column<u64>>, docs: usize) -> Option<Self> {
+        let words = words.into();
+        let fits = |i: usize, w: u64| w == 0 || i * 64 + (64 - w.leading_zeros() as usize) <= docs;
+        words
+            .iter()
+            .enumerate()
+            .all(|(i, &w)| fits(i, w))
+            .then_some(Self(words))
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.0.heap_bytes()
+    }
 }
 
 /// The text of one document, by field.
@@ -149,5 +200,21 @@ impl<'a> PostingCursor<'a> {
     pub fn next(&mut self) {
         let base = self.doc;
         self.advance_from(base, false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DocBits;
+
+    #[test]
+    fn doc_bits_past_the_last_document_are_refused() {
+        let mut b = DocBits::default();
+        b.set(3);
+        b.set(64);
+        assert!(b.contains(3) && b.contains(64) && !b.contains(4) && !b.contains(9999));
+        assert!(DocBits::from_words(b.words().to_vec(), 65).is_some());
+        assert!(DocBits::from_words(b.words().to_vec(), 64).is_none());
+        assert!(DocBits::from_words(vec![0, 0, 0], 1).is_some_and(|b| !b.any()));
     }
 }

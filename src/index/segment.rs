@@ -7,7 +7,9 @@ use super::blockmax::BlockMax;
 use super::columns::DocColumns;
 use super::intern::{Interner, Terms};
 use super::pool::{List, Pool};
-use super::schema::{DocMeta, DocText, FIELD_TOOLS, FIELDS, NewDoc, PostingList, Tf, put_tf};
+use super::schema::{
+    DocBits, DocMeta, DocText, FIELD_TOOLS, FIELDS, NewDoc, PostingList, Tf, put_tf,
+};
 use super::scoring::Bm25;
 use super::tokenizer::Tokenizer;
 use crate::util::blob::{Blob, Column, Text};
@@ -29,6 +31,8 @@ pub struct Segment {
     pub(super) postings: Blob,
     pub(super) docs: DocColumns,
     pub(super) text: Text,
+    /// Documents with a word that is not one of their terms (see `tokenizer::words`).
+    pub(super) odd: DocBits,
     pub(super) total_len: u64,
     /// Distinct file paths touched by the documents' tool calls, sorted.
     pub(super) paths: Vec<Box<str>>,
@@ -69,6 +73,12 @@ impl Segment {
     /// Every document's duplicate key (0 = none).
     pub fn keys(&self) -> &[u64] {
         self.docs.keys()
+    }
+
+    /// Documents with a word that is not one of their terms: only the others surely lack a
+    /// phrase whose word-terms they lack.
+    pub fn odd_words(&self) -> &DocBits {
+        &self.odd
     }
 
     /// Length of document `d`.
@@ -199,7 +209,7 @@ impl Segment {
     }
 
     /// Heap bytes held, by structure (views of a mapped file hold none).
-    pub fn heap_parts(&self) -> [(&'static str, usize); 8] {
+    pub fn heap_parts(&self) -> [(&'static str, usize); 9] {
         [
             (
                 "dictionary",
@@ -221,6 +231,7 @@ impl Segment {
                 self.dup_keys.heap_bytes() + self.dup_docs.heap_bytes(),
             ),
             ("block maxima", self.blockmax.heap_bytes()),
+            ("document bits", self.odd.heap_bytes()),
             ("segment", std::mem::size_of::<Segment>()),
         ]
     }
@@ -285,6 +296,7 @@ pub struct SegmentBuilder {
     paths: Vec<Box<str>>,
     path_refs: Vec<(u32, u32, u8)>,
     dups: Vec<(u64, u32)>,
+    odd: DocBits,
 }
 
 /// A term's postings under construction.
@@ -356,6 +368,9 @@ impl SegmentBuilder {
                     doc_terms.push((id, tf));
                 }
             });
+        }
+        if self.tokenizer.take_odd() {
+            self.odd.set(d);
         }
         for &(id, tf) in &self.doc_terms {
             let t = &mut self.state[id as usize];
@@ -452,6 +467,7 @@ impl SegmentBuilder {
             dfs: Column::from(dfs),
             postings: Blob::from(postings),
             docs: DocColumns::from_metas(&self.docs),
+            odd: self.odd,
             blockmax: Default::default(),
             text: Text::from(text),
             total_len: self.total_len,

@@ -137,6 +137,8 @@ pub struct Tokenizer {
     /// Whether plain words take [`Self::plain_word`] (off only to test it against the rest).
     plain: bool,
     stemmer: Option<bm25::DefaultTokenizer>,
+    /// Set when a word of the text was not emitted as a term (see [`words`]).
+    odd: bool,
 }
 
 impl Default for Tokenizer {
@@ -167,11 +169,18 @@ impl Tokenizer {
             config,
             plain: true,
             stemmer,
+            odd: false,
         }
     }
 
     pub fn config(&self) -> TokenizerConfig {
         self.config
+    }
+
+    /// Whether some word (maximal alphanumeric run, ASCII, at most [`MAX_TERM_BYTES`]) of the
+    /// texts tokenized since the last call was not emitted as the term it gives alone; resets.
+    pub fn take_odd(&mut self) -> bool {
+        std::mem::take(&mut self.odd)
     }
 
     /// Calls `emit` with every term of `text`, in order (a compound's whole form first).
@@ -300,6 +309,7 @@ impl Tokenizer {
         let s = &text[start..end];
         self.parts.clear();
         split_parts(s, &mut self.parts);
+        self.odd = self.odd || !words::compound_words_are_terms(s, &self.parts, self.config);
         self.lower.clear();
         lower_into(s, &mut self.lower);
         if self.parts.len() == 1 {
@@ -462,3 +472,4 @@ fn split_parts_unicode(s: &str, parts: &mut Vec<(usize, usize)>) {
 
 #[cfg(test)]
 mod tests;
+mod words;

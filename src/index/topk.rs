@@ -238,6 +238,12 @@ where
             return;
         };
         let seg = &sv.seg;
+        let needs = !req.plan.needed.is_empty();
+        let odd = seg.odd_words().any();
+        if needs && !odd && req.plan.needed.iter().any(|t| seg.term_id(t).is_none()) {
+            // a required phrase has a word none of these documents holds
+            return;
+        }
         let prune = self.prunes(seg);
         let Some(mut scorer) = SegmentScorer::new(sv, req.plan, req.params, &mut self.idf, prune)
         else {
@@ -251,6 +257,11 @@ where
             if scorer.candidates % super::stop::CHECK_EVERY == 0 && plan.stop.check() {
                 self.stopped = true;
                 break;
+            }
+            if needs && !(odd && seg.odd_words().contains(d)) && scorer.lacks_needed(d) {
+                // it lacks a word of a required phrase
+                scorer.pass(d);
+                continue;
             }
             if early && self.cut.is_some_and(|c| !seg.timestamp_of(d) > c) {
                 // newer matches fill the best k already

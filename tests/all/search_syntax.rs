@@ -209,3 +209,25 @@ fn a_phrase_does_not_span_the_prompt_and_the_reply() {
         "the prompt's last word and the reply's first are not one phrase"
     );
 }
+
+#[test]
+fn a_phrase_matches_words_that_are_not_terms_of_their_own() {
+    // a phrase's words are alphanumeric runs; the index's terms are not always those runs
+    // (`x_eRR` gives `x_err`, `x`, `e`, `rr`), and such turns must still be found
+    let s = prompts(&[
+        "call x_eRR handler now",       // 0: `err` only inside a compound
+        "the _err handler again",       // 1: `_err` is one term
+        "err handler in plain words",   // 2
+        "err and then a handler apart", // 3: apart
+        "fooErr handler",               // 4: one word `fooerr`
+        "\u{212A}ey value",             // 5: the Kelvin sign lowercases to `k`
+        "cafe\u{301} bar",              // 6: a combining mark ends the word `cafe`
+    ]);
+    assert_eq!(turns(&s, r#""err handler""#), [0, 1, 2]);
+    assert_eq!(turns(&s, r#""key value""#), [5]);
+    assert_eq!(turns(&s, r#""cafe bar""#), [6]);
+    // where no turn has the term `err` at all
+    let s = prompts(&["call x_eRR handler now", "a handler without it"]);
+    assert_eq!(turns(&s, r#""err handler""#), [0]);
+    assert_eq!(turns(&s, r#""nowhere handler""#), Vec::<u64>::new());
+}

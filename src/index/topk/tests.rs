@@ -185,6 +185,59 @@ fn deferred_phrase_checks_give_what_checking_every_match_gives() {
 }
 
 #[test]
+fn a_phrase_is_found_where_its_words_are_not_all_terms() {
+    // segments of 2,000: (1) the phrase only where `err` is not a term (`x_eRR`, `_err`);
+    // (2) plain `err w9` and `err` apart from `w9`; (3) `err` apart only; (4) no `err` at all
+    let mut texts = corpus(17, 8000);
+    for (i, t) in texts.iter_mut().enumerate().filter(|(i, _)| i % 25 == 0) {
+        let extra = match (i / 2000, i % 2) {
+            (0, 0) => " x_eRR w9",
+            (0, _) => " _err w9",
+            (1, 0) => " err w9",
+            (1, _) | (2, _) => " err w3 w9",
+            _ => " w9",
+        };
+        t.push_str(extra);
+    }
+    let v = view(&texts, 2000);
+    let odd = |s: usize| v.segs[s].seg.odd_words().any();
+    assert!(odd(0) && !odd(1) && !odd(2) && !odd(3));
+    assert!(v.segs[0].seg.term_id("err").is_none() && v.segs[3].seg.term_id("err").is_none());
+    let all: Vec<usize> = (0..v.segs.len()).collect();
+    let plan = parse(
+        r#""err w9""#,
+        &mut Tokenizer::with_config(TokenizerConfig::default()),
+    );
+    assert_eq!(plan.needed, ["err", "w9"]);
+    let mut scratch = String::new();
+    let mut want: Vec<u32> = (0..texts.len() as u32)
+        .filter(|&n| {
+            let text = &texts[n as usize];
+            plan.phrases_ok(
+                &DocText {
+                    user: text,
+                    assistant: "",
+                    tools: "",
+                },
+                &mut scratch,
+            )
+        })
+        .collect();
+    assert_eq!(want.len(), 80 + 40, "the phrase in the first two segments");
+    want.sort_unstable();
+    for q in [r#""err w9""#, r#"w9 "err w9""#, r#""ERR W9" w1"#] {
+        for pruning in [Pruning::ByScore, Pruning::Off] {
+            let mut got: Vec<u32> = run(&v, &all, q, texts.len(), pruning, None)
+                .into_iter()
+                .map(|(conv, _)| conv)
+                .collect();
+            got.sort_unstable();
+            assert_eq!(got, want, "query {q:?} {pruning:?}");
+        }
+    }
+}
+
+#[test]
 fn recent_order_with_phrases_gives_the_newest_matches_in_a_stable_order() {
     let texts = corpus(13, 6000);
     // timestamps with many ties, unrelated to the document order
