@@ -7,8 +7,10 @@
 //! servers only ever see a complete file. A file is trusted only when its header, length and
 //! checksum match; otherwise it is ignored and rebuilt. Deleting the directory loses nothing.
 //!
-//! Layout: header (magic, version, key), payload, trailer (checksum and length of the
-//! payload). The payload begins with a head section framed by its own length and checksum
+//! Layout: header (magic, version, key, four zero bytes), payload, trailer (checksum and length
+//! of the payload). The header's length is a multiple of 8, so the payload starts 8-aligned in
+//! the (page-aligned) mapping and its aligned columns ([`crate::util::codec::Encoder::column`])
+//! are read in place. The payload begins with a head section framed by its own length and checksum
 //! ([`head_frame`]), so a reader that needs only the head ([`Cache::open_head`]) verifies and
 //! reads just those bytes.
 use crate::index::tokenizer::TokenizerConfig;
@@ -22,9 +24,10 @@ use xxhash_rust::xxh3::Xxh3Default;
 /// File magic and layout version; bump the version whenever the layout or anything that
 /// changes indexed content (tokenizer, turn rules) changes.
 pub const MAGIC: &[u8; 8] = b"CSINDEX\0";
-pub const VERSION: u32 = 11;
-/// Header bytes (magic, version, key) and trailer bytes (payload checksum, payload length).
-const HEADER: u64 = 20;
+pub const VERSION: u32 = 12;
+/// Header bytes (magic, version, key, padding) and trailer bytes (payload checksum, payload
+/// length).
+const HEADER: u64 = 24;
 const TRAILER: u64 = 16;
 /// Bytes of the head section's frame (length, checksum) at the start of the payload.
 pub const HEAD_FRAME: usize = 16;
@@ -180,6 +183,9 @@ impl Cache {
                 "index cache of another configuration",
             ));
         }
+        if header[20..] != [0u8; 4] {
+            return Err(corrupt("header padding"));
+        }
         Ok(Some((r, meta.len())))
     }
 
@@ -225,6 +231,7 @@ impl Cache {
             w.write_all(MAGIC)?;
             w.write_all(&VERSION.to_le_bytes())?;
             w.write_all(&self.key.to_le_bytes())?;
+            w.write_all(&[0u8; 4])?;
             body(&mut w)?;
             let file = w.into_inner().map_err(|e| e.into_error())?;
             file.sync_all()?;

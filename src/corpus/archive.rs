@@ -119,7 +119,7 @@ impl Writer {
             .filter(|c| c.turn_count > 0 && stored(&c.id));
         let Some(old) = keep.cloned() else {
             if let Some(book) = self.books.remove(&conv) {
-                kills.extend(book.docs);
+                kills.extend(book.locs());
             }
             self.catalog.remove(conv);
             return;
@@ -199,8 +199,7 @@ impl Writer {
             }
         };
         if let Some(book) = self.books.get_mut(&conv) {
-            kills.extend(book.docs.iter().skip(from as usize).copied());
-            book.docs.truncate(from as usize);
+            book.truncate(from as usize, kills);
         }
         // only turns that decode count: a damaged row (or a turn count that says more than
         // the rows hold) never extends the conversation

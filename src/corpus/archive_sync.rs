@@ -173,7 +173,7 @@ impl Writer {
         }
         a.unfollowed.remove(id);
         if let Some(book) = self.books.remove(&c.conv) {
-            kills.extend(book.docs);
+            kills.extend(book.locs());
         }
         self.catalog.remove(c.conv);
         true
@@ -259,7 +259,7 @@ impl Writer {
             parent: rec.parent,
             meta: rec.meta,
             turn_count: 0,
-            turn_offsets: Vec::new(),
+            turn_offsets: Default::default(),
             end_offset: rec.end_offset,
             source_turns: 0,
             followed: false,

@@ -1,6 +1,7 @@
 //! The catalog: every conversation the index knows (sessions and sub-agents), looked up by id,
 //! and how project names are derived from project directories and working directories.
 use crate::transcript::{ConvMeta, Role, SourceFile};
+use crate::util::blob::Column;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -19,8 +20,9 @@ pub struct Conversation {
     pub parent: Option<String>,
     pub meta: ConvMeta,
     pub turn_count: u32,
-    /// Byte offset where each turn starts in the file.
-    pub turn_offsets: Vec<u64>,
+    /// Byte offset where each turn starts in the file (a view of the mapped cache file when
+    /// restored).
+    pub turn_offsets: Column<u64>,
     /// Bytes of the file read into the index.
     pub end_offset: u64,
     /// Turns read from the followed transcript (`..source_turns`, located by `turn_offsets`);

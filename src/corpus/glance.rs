@@ -7,6 +7,7 @@ use super::project::Scope;
 use super::saved::read_head;
 use super::writer::{Batch, FileEntry, Writer};
 use crate::cache::Cache;
+use crate::util::blob::Blob;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -23,7 +24,7 @@ impl Writer {
         let started = Instant::now();
         let head = match cache
             .open_head()
-            .and_then(|h| h.map(|b| read_head(&b)).transpose())
+            .and_then(|h| h.map(|b| read_head(Blob::from(b))).transpose())
         {
             Ok(Some(head)) => head,
             Ok(None) => return false,

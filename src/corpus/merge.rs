@@ -67,7 +67,7 @@ impl Writer {
                 if view.dead.contains(d) {
                     continue;
                 }
-                let meta = *view.seg.doc(d);
+                let meta = view.seg.doc(d);
                 let text = view.seg.text(d);
                 batch.builder.add(&NewDoc {
                     conv: meta.conv,

@@ -2,6 +2,7 @@
 //! snapshots that queries read while a single writer prepares the next one.
 mod archive;
 mod archive_sync;
+mod books;
 pub mod browse;
 mod build;
 pub mod catalog;

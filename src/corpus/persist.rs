@@ -3,11 +3,12 @@
 //! then where each turn's document lives, and the segments. A restored file keeps its documents
 //! while its size, mtime and fingerprint are unchanged; anything else is read again, so the
 //! cache can only ever save work, never change results.
+use super::books::ConvBook;
 use super::catalog::ConvId;
 use super::dups::DupTracker;
 use super::ingest::FileState;
 use super::saved::{Head, read_head};
-use super::writer::{ConvBook, FileEntry, Writer};
+use super::writer::{FileEntry, Writer};
 use crate::cache::{self, Cache, CacheStart, HEAD_FRAME, split_frame};
 use crate::index::persist::{
     RawSegment, read_segment, read_tombstones, write_segment, write_tombstones,
@@ -56,8 +57,7 @@ impl Writer {
             e.varint(books.len() as u64)?;
             for (conv, book) in books {
                 e.u32(*conv)?;
-                e.u64s(&book.docs.iter().map(|d| d.0).collect::<Vec<_>>())?;
-                e.u32s(&book.docs.iter().map(|d| d.1).collect::<Vec<_>>())?;
+                book.write(&mut e)?;
             }
             e.varint(self.view.segs.len() as u64)?;
             for sv in &self.view.segs {
@@ -87,10 +87,9 @@ impl Writer {
         if head_len > payload {
             return Err(corrupt("head length out of range"));
         }
-        let mut head = vec![0u8; head_len as usize];
-        d.fill(&mut head)?;
+        let head = d.raw_blob(head_len as usize)?;
         cache::check_head(&frame, &head)?;
-        let mut head = read_head(&head)?;
+        let mut head = read_head(head)?;
         let (next_conv, next_seg) = (head.next_conv, head.next_seg);
         let (tx, rx) = std::sync::mpsc::sync_channel::<(RawSegment, Tombstones)>(2);
         let decoder = &mut d;
@@ -132,6 +131,7 @@ impl Writer {
         if r.read(&mut extra)? != 0 {
             return Err(corrupt("trailing bytes"));
         }
+        log_restored_memory(&view, &books, &dups);
         self.install(Restored {
             head,
             books,
@@ -193,17 +193,7 @@ fn read_state<R: Source>(
     let mut books = Vec::new();
     for _ in 0..d.length()? {
         let conv = d.u32()?;
-        let segs = d.u64s()?;
-        let docs = d.u32s()?;
-        if segs.len() != docs.len() {
-            return Err(corrupt("document locations"));
-        }
-        books.push((
-            conv,
-            ConvBook {
-                docs: segs.into_iter().zip(docs).collect(),
-            },
-        ));
+        books.push((conv, ConvBook::read(d)?));
     }
     for _ in 0..d.length()? {
         let seg = read_segment(d)?;
@@ -224,10 +214,9 @@ fn assemble(
     next_seg: u64,
 ) -> io::Result<(IndexView, DupTracker)> {
     let mut view = IndexView::default();
-    let mut dups = DupTracker::default();
     for (raw, dead) in segments {
         let seg = raw.finish();
-        if seg.id >= next_seg || seg.docs().iter().any(|m| m.conv >= next_conv) {
+        if seg.id >= next_seg || seg.convs().iter().any(|&c| c >= next_conv) {
             return Err(corrupt("segment ids"));
         }
         view.live_docs += (seg.doc_count() - dead.count as usize) as u64;
@@ -236,16 +225,45 @@ fn assemble(
             seg: Arc::new(seg),
             dead: Arc::new(dead),
         };
-        dups.add_segment(&sv);
         view.segs.push(sv);
     }
+    let dups = DupTracker::restored(&view);
     Ok((view, dups))
+}
+
+/// Heap bytes a restored index holds, by structure (what is not a view of the mapped file).
+fn log_restored_memory(view: &IndexView, books: &Books, dups: &DupTracker) {
+    let mut parts: Vec<(&str, usize)> = Vec::new();
+    for sv in &view.segs {
+        for (i, (name, bytes)) in sv.seg.heap_parts().into_iter().enumerate() {
+            match parts.get_mut(i) {
+                Some(p) => p.1 += bytes,
+                None => parts.push((name, bytes)),
+            }
+        }
+    }
+    let tombstones = view.segs.iter().map(|s| s.dead.heap_bytes()).sum();
+    let books = books.iter().map(|b| b.1.heap_bytes() + 32).sum::<usize>();
+    parts.extend([
+        ("tombstones", tombstones),
+        ("document locations", books),
+        ("duplicate tracking", dups.heap_bytes()),
+    ]);
+    let mb = |b: usize| b as f64 / (1u64 << 20) as f64;
+    tracing::debug!(
+        "restored index heap: {}",
+        parts
+            .iter()
+            .map(|(k, v)| format!("{k} {:.1} MB", mb(*v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
 }
 
 /// Every document location points into a segment that was read.
 fn check_books(books: &Books, view: &IndexView) -> io::Result<()> {
     for (_, book) in books {
-        for &(seg, doc) in &book.docs {
+        for (seg, doc) in book.locs() {
             let ok = view
                 .segs
                 .iter()

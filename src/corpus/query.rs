@@ -346,7 +346,7 @@ impl Snapshot {
         doc: u32,
         passes: &dyn Fn(u32) -> bool,
     ) -> (usize, u32) {
-        let key = self.index.segs[seg].seg.doc(doc).dup_key;
+        let key = self.index.segs[seg].seg.key_of(doc);
         if key == 0 || !self.dup_multi.contains(&key) {
             return (seg, doc);
         }
@@ -362,8 +362,8 @@ impl Snapshot {
         for (si, sv) in self.index.segs.iter().enumerate() {
             for d in sv.seg.docs_with_dup(key) {
                 if sv.dead.contains(d)
-                    || !passes(sv.seg.doc(d).conv)
-                    || self.catalog.get(sv.seg.doc(d).conv).is_none()
+                    || !passes(sv.seg.convs()[d as usize])
+                    || self.catalog.get(sv.seg.convs()[d as usize]).is_none()
                 {
                     continue;
                 }

@@ -7,7 +7,8 @@ use super::ingest::{FileState, Fingerprint, SavedState};
 use super::writer::Writer;
 use crate::store::record::{get_meta, get_role, put_meta, put_role};
 use crate::transcript::{SourceFile, adapter};
-use crate::util::codec::{Decoder, Encoder, corrupt};
+use crate::util::blob::{Blob, BlobReader};
+use crate::util::codec::{Decoder, Encoder, Source, corrupt};
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -99,7 +100,7 @@ impl Writer {
             e.opt_str(c.parent.as_deref())?;
             put_meta(&mut e, &c.meta)?;
             e.u32(c.turn_count)?;
-            e.u64s(&c.turn_offsets)?;
+            e.column(&c.turn_offsets)?;
             e.u64(c.end_offset)?;
             e.u32(c.source_turns)?;
             e.bool(c.followed)?;
@@ -175,8 +176,9 @@ fn get_saved<R: Read>(d: &mut Decoder<R>) -> io::Result<SavedState> {
 }
 
 /// Decodes a head section (already verified against its checksum); every byte must be used.
-pub(super) fn read_head(bytes: &[u8]) -> io::Result<Head> {
-    let mut d = Decoder::new(bytes);
+/// Arrays of a mapped head (the turn offsets) stay views of the mapping.
+pub(super) fn read_head(bytes: Blob) -> io::Result<Head> {
+    let mut d = Decoder::new(BlobReader::new(bytes));
     // verified bytes can still be a bug's: a panic while decoding is a corrupt file
     let head = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_head(&mut d)))
         .map_err(|_| corrupt("undecodable head"))??;
@@ -187,7 +189,7 @@ pub(super) fn read_head(bytes: &[u8]) -> io::Result<Head> {
     Ok(head)
 }
 
-fn decode_head<R: Read>(d: &mut Decoder<R>) -> io::Result<Head> {
+fn decode_head<R: Source>(d: &mut Decoder<R>) -> io::Result<Head> {
     let next_conv = d.u32()?;
     let next_seg = d.u64()?;
     let mut files = Vec::new();
@@ -215,7 +217,7 @@ fn decode_head<R: Read>(d: &mut Decoder<R>) -> io::Result<Head> {
         let parent = d.opt_string()?;
         let meta = get_meta(d)?;
         let turn_count = d.u32()?;
-        let turn_offsets = d.u64s()?;
+        let turn_offsets = d.column()?;
         let end_offset = d.u64()?;
         let source_turns = d.u32()?;
         let followed = d.bool()?;

@@ -1,12 +1,14 @@
 //! The single writer: discovers transcript files, reads them (in parallel at start-up,
 //! incrementally afterwards), turns their turns into index documents, keeps per-conversation
 //! bookkeeping of where each turn's document lives, and publishes immutable snapshots.
+use super::books::ConvBook;
 use super::catalog::{Catalog, ConvId, Conversation};
 use super::dups::DupTracker;
 use super::ingest::FileState;
 use super::{Root, Shared, Snapshot, SourceHealth, Stats};
 use crate::index::{IndexView, NewDoc, Segment, SegmentBuilder, Tokenizer, facts};
 use crate::transcript::{ConvState, FileOp, Role, SourceFile, ToolKind, Turn};
+use crate::util::blob::Column;
 use crate::util::time::now_ms;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,12 +32,6 @@ impl FileEntry {
             convs: Vec::new(),
         }
     }
-}
-
-/// Where each turn of a conversation lives in the index: (segment id, document).
-#[derive(Default)]
-pub(super) struct ConvBook {
-    pub(super) docs: Vec<(u64, u32)>,
 }
 
 /// The text of a turn's tools field: tool names (sorted, unique), files touched and commands
@@ -196,12 +192,11 @@ impl Writer {
     ) {
         let first_changed = state.first_changed;
         let book = self.books.entry(conv).or_default();
-        kills.extend(book.docs.iter().skip(first_changed as usize).copied());
-        book.docs.truncate(first_changed as usize);
+        book.truncate(first_changed as usize, kills);
         let mut offsets = self
             .catalog
             .get(conv)
-            .map(|c| c.turn_offsets.clone())
+            .map(|c| c.turn_offsets.to_vec())
             .unwrap_or_default();
         offsets.truncate(first_changed as usize);
         offsets.extend(state.offsets);
@@ -226,7 +221,7 @@ impl Writer {
             parent,
             meta: state.meta,
             turn_count: state.turn_count,
-            turn_offsets: offsets,
+            turn_offsets: Column::from(offsets),
             end_offset: entry.state.offset,
             source_turns: state.turn_count,
             followed: true,
@@ -252,18 +247,14 @@ impl Writer {
     pub(super) fn place_segment(&mut self, seg: Segment, docs: &[(ConvId, u32)], new_docs: bool) {
         let id = seg.id;
         if new_docs {
-            for meta in seg.docs() {
-                self.dups.add(meta.dup_key);
+            for &key in seg.keys() {
+                self.dups.add(key);
             }
         }
         let seg = Arc::new(seg);
         for (doc, &(conv, turn)) in docs.iter().enumerate() {
             let book = self.books.entry(conv).or_default();
-            let t = turn as usize;
-            if book.docs.len() <= t {
-                book.docs.resize(t + 1, (0, u32::MAX));
-            }
-            book.docs[t] = (id, doc as u32);
+            book.set(turn as usize, (id, doc as u32));
         }
         self.view.add(seg);
     }
@@ -399,7 +390,7 @@ impl Writer {
             index: self.view.clone(),
             stats: self.stats.clone(),
             roots: Arc::clone(&self.roots),
-            dup_multi: self.dups.multi(),
+            dup_multi: self.dups.multi(&self.view),
             store: self.archive.as_ref().map(|a| Arc::clone(&a.store)),
             // fixed at start: `Shared::publish` carries the current ones over
             project: Default::default(),

@@ -7,10 +7,11 @@
 //!
 //! Modules, each using only those before it: `schema` (documents and the posting format),
 //! `tokenizer`, `intern`, `pool` (posting lists under construction) and `facts` (the leaves);
-//! `scoring` (BM25 arithmetic); `blockmax`; `segment`; `view`; `persist`; `phrase` (matching
+//! `scoring` (BM25 arithmetic); `blockmax`; `columns` (per-document metadata); `segment`; `view`; `persist`; `phrase` (matching
 //! phrases in texts); `query` (syntax and [`Plan`]); `snippet`; `maxscore` (one segment's
 //! scoring) and `topk` (the evaluation).
 pub mod blockmax;
+mod columns;
 pub mod facts;
 mod fold;
 pub mod intern;

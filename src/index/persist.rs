@@ -2,7 +2,8 @@
 //! and a consistency check of everything read so that a damaged file can never make a query
 //! index out of bounds.
 use super::blockmax::BlockMax;
-use super::schema::{DocBits, DocMeta, FIELDS};
+use super::columns::DocColumns;
+use super::schema::DocBits;
 use super::scoring::Bm25;
 use super::segment::Segment;
 use super::view::Tombstones;
@@ -12,22 +13,13 @@ use std::io::{self, Write};
 pub fn write_segment<W: Write>(e: &mut Encoder<W>, s: &Segment) -> io::Result<()> {
     e.u64(s.id)?;
     e.bytes(&s.term_bytes)?;
-    e.u32s(&s.term_offsets)?;
-    e.u64s(&s.post_offsets)?;
-    e.u32s(&s.dfs)?;
+    e.column(&s.term_offsets)?;
+    e.column(&s.post_offsets)?;
+    e.column(&s.dfs)?;
     e.bytes(&s.postings)?;
-    let docs = &s.docs;
-    e.u32s(&docs.iter().map(|d| d.conv).collect::<Vec<_>>())?;
-    e.u32s(&docs.iter().map(|d| d.turn).collect::<Vec<_>>())?;
-    e.u64s(&docs.iter().map(|d| d.timestamp as u64).collect::<Vec<_>>())?;
-    e.u32s(&docs.iter().map(|d| d.len).collect::<Vec<_>>())?;
-    e.u64s(&docs.iter().map(|d| d.text_start).collect::<Vec<_>>())?;
-    for f in 0..FIELDS {
-        e.u32s(&docs.iter().map(|d| d.field_len[f]).collect::<Vec<_>>())?;
-    }
-    e.u64s(&docs.iter().map(|d| d.dup_key).collect::<Vec<_>>())?;
-    e.u64s(s.odd.words())?;
     e.str(&s.text)?;
+    s.docs.write(e)?;
+    e.column(s.odd.words())?;
     e.u64(s.total_len)?;
     e.varint(s.paths.len() as u64)?;
     for p in &s.paths {
@@ -36,8 +28,8 @@ pub fn write_segment<W: Write>(e: &mut Encoder<W>, s: &Segment) -> io::Result<()
     e.u32s(&s.path_refs.iter().map(|r| r.0).collect::<Vec<_>>())?;
     e.u32s(&s.path_refs.iter().map(|r| r.1).collect::<Vec<_>>())?;
     e.bytes(&s.path_refs.iter().map(|r| r.2).collect::<Vec<_>>())?;
-    e.u64s(&s.dups.iter().map(|r| r.0).collect::<Vec<_>>())?;
-    e.u32s(&s.dups.iter().map(|r| r.1).collect::<Vec<_>>())?;
+    e.column(&s.dup_keys)?;
+    e.column(&s.dup_docs)?;
     s.blockmax().write(e)
 }
 
@@ -64,12 +56,10 @@ impl RawSegment {
         self.0.doc_count()
     }
 
-    /// Computes the per-document columns, and the block maxima again only when they were
-    /// written with other scoring parameters than this process uses.
+    /// Computes the block maxima again when they were written with other scoring parameters
+    /// than this process uses.
     pub fn finish(mut self) -> Segment {
-        if self.0.blockmax.usable(&Bm25::default()) {
-            self.0.derive_columns();
-        } else {
+        if !self.0.blockmax.usable(&Bm25::default()) {
             self.0.derive();
         }
         self.0
@@ -94,10 +84,10 @@ pub fn read_segment<R: Source>(d: &mut Decoder<R>) -> io::Result<RawSegment> {
 
 /// The sorted terms and their postings.
 fn read_dictionary<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
-    seg.term_bytes = d.bytes()?;
-    seg.term_offsets = d.u32s()?;
-    seg.post_offsets = d.u64s()?;
-    seg.dfs = d.u32s()?;
+    seg.term_bytes = d.blob()?;
+    seg.term_offsets = d.column()?;
+    seg.post_offsets = d.column()?;
+    seg.dfs = d.column()?;
     seg.postings = d.blob()?;
     let terms = seg.dfs.len();
     check(
@@ -118,50 +108,12 @@ fn read_dictionary<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Resu
     )
 }
 
-/// The documents' metadata (stored column by column), their text and total length.
+/// The documents' text, their metadata (stored column by column) and total length.
 fn read_docs<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
-    let conv = d.u32s()?;
-    let turn = d.u32s()?;
-    let ts = d.u64s()?;
-    let len = d.u32s()?;
-    let start = d.u64s()?;
-    let mut field_len: Vec<Vec<u32>> = Vec::with_capacity(FIELDS);
-    for _ in 0..FIELDS {
-        field_len.push(d.u32s()?);
-    }
-    let dup = d.u64s()?;
-    let n = conv.len();
-    let odd = DocBits::from_words(d.u64s()?, n);
-    check(
-        [turn.len(), ts.len(), len.len(), start.len(), dup.len()]
-            .iter()
-            .all(|&l| l == n)
-            && field_len.iter().all(|f| f.len() == n),
-        "document arrays",
-    )?;
-    seg.odd = odd.ok_or_else(|| corrupt("document bits"))?;
     let text = d.text()?;
-    seg.docs = (0..n)
-        .map(|i| DocMeta {
-            conv: conv[i],
-            turn: turn[i],
-            timestamp: ts[i] as i64,
-            len: len[i],
-            text_start: start[i],
-            field_len: [field_len[0][i], field_len[1][i], field_len[2][i]],
-            dup_key: dup[i],
-        })
-        .collect();
-    for m in &seg.docs {
-        let a = usize::try_from(m.text_start).unwrap_or(usize::MAX);
-        let b = a.saturating_add(m.field_len[0] as usize);
-        let c = b.saturating_add(m.field_len[1] as usize);
-        let e = c.saturating_add(m.field_len[2] as usize);
-        check(
-            e <= text.len() && [a, b, c, e].iter().all(|&i| text.is_char_boundary(i)),
-            "document text",
-        )?;
-    }
+    seg.docs = DocColumns::read(d, text.len(), |i| text.is_char_boundary(i))?;
+    seg.odd = DocBits::from_words(d.column::<u64>()?, seg.doc_count())
+        .ok_or_else(|| corrupt("document bits"))?;
     seg.text = text;
     seg.total_len = d.u64()?;
     Ok(())
@@ -183,7 +135,7 @@ fn read_paths<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()
     )?;
     check(
         p_path.iter().all(|&p| (p as usize) < paths.len())
-            && p_doc.iter().all(|&x| (x as usize) < seg.docs.len()),
+            && p_doc.iter().all(|&x| (x as usize) < seg.doc_count()),
         "path references",
     )?;
     seg.paths = paths;
@@ -198,13 +150,16 @@ fn read_paths<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()
 
 /// (duplicate key, document) pairs.
 fn read_dups<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()> {
-    let dup_keys = d.u64s()?;
-    let dup_docs = d.u32s()?;
+    let dup_keys = d.column::<u64>()?;
+    let dup_docs = d.column::<u32>()?;
     check(
-        dup_keys.len() == dup_docs.len() && dup_docs.iter().all(|&x| (x as usize) < seg.docs.len()),
+        dup_keys.len() == dup_docs.len()
+            && dup_docs.iter().all(|&x| (x as usize) < seg.doc_count())
+            && dup_keys.windows(2).all(|w| w[0] <= w[1]),
         "duplicate keys",
     )?;
-    seg.dups = dup_keys.into_iter().zip(dup_docs).collect();
+    seg.dup_keys = dup_keys;
+    seg.dup_docs = dup_docs;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 //! ([`crate::util::varint`]), per-field term frequencies packed into one byte when they fit —
 //! with the sequential cursor that decodes it without allocating. A leaf: every other index
 //! module builds on these definitions and this module imports none of them.
+use crate::util::blob::Column;
 use crate::util::varint;
 
 /// Indexed fields of a turn.
@@ -33,18 +34,21 @@ pub struct DocMeta {
 }
 
 /// One bit per document of a segment (a fact about each, such as "has a word that is not one
-/// of its terms", see `tokenizer::words`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DocBits(Vec<u64>);
+/// of its terms", see `tokenizer::words`): owned while a segment is built, a view of the mapped
+/// cache file when restored.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DocBits(Column<u64>);
 
 impl DocBits {
-    /// Sets the bit of document `d`.
+    /// Sets the bit of document `d` (of bits being built: restored ones are copied first).
     pub fn set(&mut self, d: u32) {
         let w = (d >> 6) as usize;
-        if self.0.len() <= w {
-            self.0.resize(w + 1, 0);
+        let mut words = std::mem::take(&mut self.0).into_vec();
+        if words.len() <= w {
+            words.resize(w + 1, 0);
         }
-        self.0[w] |= 1 << (d & 63);
+        words[w] |= 1 << (d & 63);
+        self.0 = Column::from(words);
     }
 
     #[inline]
@@ -64,7 +68,8 @@ impl DocBits {
     }
 
     /// The bits stored as `words`, when none lies past document `docs - 1`.
-    pub fn from_words(words: Vec<u64>, docs: usize) -> Option<Self> {
+    pub fn from_words(words: impl Into<Column<u64>>, docs: usize) -> Option<Self> {
+        let words = words.into();
         let fits = |i: usize, w: u64| w == 0 || i * 64 + (64 - w.leading_zeros() as usize) <= docs;
         words
             .iter()
@@ -74,7 +79,7 @@ impl DocBits {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.0.capacity() * 8
+        self.0.heap_bytes()
     }
 }
 

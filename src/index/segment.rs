@@ -1,8 +1,10 @@
 //! Immutable index segments: a sorted term dictionary, compact postings (delta-varint doc ids
 //! with per-field term frequencies), per-document metadata and the one stored copy of each
 //! turn's text. A segment is built once and then only read; updates add new segments and mark
-//! replaced documents dead (see `view`).
+//! replaced documents dead (see `view`). Restored segments hold no copies of their arrays: they
+//! are views of the mapped cache file ([`crate::util::blob`]).
 use super::blockmax::BlockMax;
+use super::columns::DocColumns;
 use super::intern::{Interner, Terms};
 use super::pool::{List, Pool};
 use super::schema::{
@@ -10,7 +12,7 @@ use super::schema::{
 };
 use super::scoring::Bm25;
 use super::tokenizer::Tokenizer;
-use crate::util::blob::{Blob, Text};
+use crate::util::blob::{Blob, Column, Text};
 use crate::util::varint;
 use rustc_hash::FxHashMap;
 
@@ -19,15 +21,15 @@ use rustc_hash::FxHashMap;
 pub struct Segment {
     /// Unique id (never reused within a process).
     pub id: u64,
-    pub(super) term_bytes: Vec<u8>,
+    pub(super) term_bytes: Blob,
     /// Start of each term in `term_bytes` (sorted terms), plus one final end offset.
-    pub(super) term_offsets: Vec<u32>,
+    pub(super) term_offsets: Column<u32>,
     /// Start of each term's postings in `postings`, plus one final end offset.
-    pub(super) post_offsets: Vec<u64>,
-    pub(super) dfs: Vec<u32>,
-    /// Owned, or a range of the mapped cache file it was restored from.
+    pub(super) post_offsets: Column<u64>,
+    pub(super) dfs: Column<u32>,
+    /// Owned, or a range of the mapped cache file it was restored from (like every array here).
     pub(super) postings: Blob,
-    pub(super) docs: Vec<DocMeta>,
+    pub(super) docs: DocColumns,
     pub(super) text: Text,
     /// Documents with a word that is not one of their terms (see `tokenizer::words`).
     pub(super) odd: DocBits,
@@ -36,19 +38,17 @@ pub struct Segment {
     pub(super) paths: Vec<Box<str>>,
     /// (path index, document, op), sorted by path then document.
     pub(super) path_refs: Vec<(u32, u32, u8)>,
-    /// (duplicate key, document) for documents that have one, sorted.
-    pub(super) dups: Vec<(u64, u32)>,
-    /// Per document: its length and duplicate key, packed densely for the scoring loop (the
-    /// full `DocMeta` is only read for documents that may enter the results). Derived.
-    pub(super) lens: Vec<u32>,
-    pub(super) keys: Vec<u64>,
+    /// Duplicate keys of the documents that have one, sorted, and those documents (sorted
+    /// by (key, document)).
+    pub(super) dup_keys: Column<u64>,
+    pub(super) dup_docs: Column<u32>,
     /// Block-max metadata of the long posting lists. Derived.
     pub(super) blockmax: BlockMax,
 }
 
 impl Segment {
     pub fn doc_count(&self) -> usize {
-        self.docs.len()
+        self.docs.count()
     }
 
     pub fn term_count(&self) -> usize {
@@ -59,12 +59,20 @@ impl Segment {
         self.total_len
     }
 
-    pub fn docs(&self) -> &[DocMeta] {
-        &self.docs
+    /// Document `d`'s metadata, gathered from the columns.
+    #[inline]
+    pub fn doc(&self, d: u32) -> DocMeta {
+        self.docs.get(d)
     }
 
-    pub fn doc(&self, d: u32) -> &DocMeta {
-        &self.docs[d as usize]
+    /// Every document's conversation.
+    pub fn convs(&self) -> &[u32] {
+        self.docs.convs()
+    }
+
+    /// Every document's duplicate key (0 = none).
+    pub fn keys(&self) -> &[u64] {
+        self.docs.keys()
     }
 
     /// Documents with a word that is not one of their terms: only the others surely lack a
@@ -73,30 +81,28 @@ impl Segment {
         &self.odd
     }
 
-    /// Length of document `d` (dense array).
+    /// Length of document `d`.
     #[inline]
     pub fn len_of(&self, d: u32) -> u32 {
-        self.lens[d as usize]
+        self.docs.lens()[d as usize]
     }
 
-    /// Duplicate key of document `d` (dense array; 0 = none).
+    /// Duplicate key of document `d` (0 = none).
     #[inline]
     pub fn key_of(&self, d: u32) -> u64 {
-        self.keys[d as usize]
+        self.docs.keys()[d as usize]
     }
 
-    /// Fills the derived data: dense per-document arrays and block-max metadata.
+    /// Timestamp of document `d` (epoch ms, `i64::MIN` when unknown).
+    #[inline]
+    pub fn timestamp_of(&self, d: u32) -> i64 {
+        self.docs.timestamp(d)
+    }
+
+    /// Computes the block-max metadata.
     pub(super) fn derive(&mut self) {
-        self.derive_columns();
         let lists = (0..self.term_count() as u32).map(|id| self.postings(id));
-        self.blockmax = BlockMax::build(lists, &self.lens, &Bm25::default());
-    }
-
-    /// The dense per-document columns of the scoring loop (the block maxima are kept apart:
-    /// a restored segment reads them back instead of decoding every list).
-    pub(super) fn derive_columns(&mut self) {
-        self.lens = self.docs.iter().map(|m| m.len).collect();
-        self.keys = self.docs.iter().map(|m| m.dup_key).collect();
+        self.blockmax = BlockMax::build(lists, self.docs.lens(), &Bm25::default());
     }
 
     pub fn blockmax(&self) -> &BlockMax {
@@ -104,11 +110,7 @@ impl Segment {
     }
 
     pub fn text(&self, d: u32) -> DocText<'_> {
-        let m = &self.docs[d as usize];
-        let a = m.text_start as usize;
-        let b = a + m.field_len[0] as usize;
-        let c = b + m.field_len[1] as usize;
-        let e = c + m.field_len[2] as usize;
+        let [a, b, c, e] = self.docs.spans(d);
         DocText {
             user: &self.text[a..b],
             assistant: &self.text[b..c],
@@ -177,11 +179,19 @@ impl Segment {
 
     /// Documents whose duplicate key is `key`.
     pub fn docs_with_dup(&self, key: u64) -> impl Iterator<Item = u32> + '_ {
-        let lo = self.dups.partition_point(|r| r.0 < key);
-        self.dups[lo..]
-            .iter()
-            .take_while(move |r| r.0 == key)
-            .map(|r| r.1)
+        let lo = self.dup_keys.partition_point(|&k| k < key);
+        let hi = lo + self.dup_keys[lo..].partition_point(|&k| k == key);
+        self.dup_docs[lo..hi].iter().copied()
+    }
+
+    /// The duplicate keys of the documents that have one, sorted (with repeats).
+    pub fn dup_keys(&self) -> &[u64] {
+        &self.dup_keys
+    }
+
+    /// The document of each of [`Self::dup_keys`].
+    pub fn dup_docs(&self) -> &[u32] {
+        &self.dup_docs
     }
 
     /// Bytes held by (text, postings, dictionary, documents, paths), for diagnostics.
@@ -193,24 +203,42 @@ impl Segment {
                 + self.term_offsets.len() * 4
                 + self.post_offsets.len() * 8
                 + self.dfs.len() * 4,
-            self.docs.len() * std::mem::size_of::<DocMeta>() + self.dups.len() * 16,
+            self.doc_count() * std::mem::size_of::<DocMeta>() + self.dup_keys.len() * 12,
             self.paths.iter().map(|p| p.len()).sum::<usize>() + self.path_refs.len() * 12,
         ]
     }
 
-    /// Approximate heap bytes held.
+    /// Heap bytes held, by structure (views of a mapped file hold none).
+    pub fn heap_parts(&self) -> [(&'static str, usize); 9] {
+        [
+            (
+                "dictionary",
+                self.term_bytes.heap_bytes()
+                    + self.term_offsets.heap_bytes()
+                    + self.post_offsets.heap_bytes()
+                    + self.dfs.heap_bytes(),
+            ),
+            ("postings", self.postings.heap_bytes()),
+            ("documents", self.docs.heap_bytes()),
+            ("text", self.text.heap_bytes()),
+            (
+                "paths",
+                self.paths.iter().map(|p| p.len() + 16).sum::<usize>()
+                    + self.path_refs.capacity() * 12,
+            ),
+            (
+                "duplicate keys",
+                self.dup_keys.heap_bytes() + self.dup_docs.heap_bytes(),
+            ),
+            ("block maxima", self.blockmax.heap_bytes()),
+            ("document bits", self.odd.heap_bytes()),
+            ("segment", std::mem::size_of::<Segment>()),
+        ]
+    }
+
+    /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.term_bytes.capacity()
-            + self.term_offsets.capacity() * 4
-            + self.post_offsets.capacity() * 8
-            + self.dfs.capacity() * 4
-            + self.postings.heap_bytes()
-            + self.docs.capacity() * std::mem::size_of::<DocMeta>()
-            + self.text.heap_bytes()
-            + self.paths.iter().map(|p| p.len() + 16).sum::<usize>()
-            + self.path_refs.capacity() * 12
-            + self.dups.capacity() * 16
-            + self.odd.heap_bytes()
+        self.heap_parts().iter().map(|p| p.1).sum()
     }
 }
 
@@ -409,41 +437,41 @@ impl SegmentBuilder {
             .collect();
         let mut dups = self.dups;
         dups.sort_unstable();
-        let mut seg = Segment {
-            id,
-            paths,
-            path_refs,
-            dups,
-            term_bytes: Vec::with_capacity(total_term_bytes),
-            term_offsets: Vec::with_capacity(order.len() + 1),
-            post_offsets: Vec::with_capacity(order.len() + 1),
-            dfs: Vec::with_capacity(order.len()),
-            postings: Blob::default(),
-            docs: self.docs,
-            lens: Vec::new(),
-            keys: Vec::new(),
-            blockmax: Default::default(),
-            text: Text::default(),
-            odd: self.odd,
-            total_len: self.total_len,
-        };
+        let mut term_bytes = Vec::with_capacity(total_term_bytes);
+        let mut term_offsets = Vec::with_capacity(order.len() + 1);
+        let mut post_offsets = Vec::with_capacity(order.len() + 1);
+        let mut dfs = Vec::with_capacity(order.len());
         let mut postings: Vec<u8> = Vec::with_capacity(total_post);
         let state = self.state;
         for &t in &order {
             let t = t as usize;
-            seg.term_offsets.push(seg.term_bytes.len() as u32);
-            seg.term_bytes.extend_from_slice(terms.get(t as u32));
-            seg.post_offsets.push(postings.len() as u64);
+            term_offsets.push(term_bytes.len() as u32);
+            term_bytes.extend_from_slice(terms.get(t as u32));
+            post_offsets.push(postings.len() as u64);
             self.pool.copy_out(&state[t].list, &mut postings);
-            seg.dfs.push(state[t].df);
+            dfs.push(state[t].df);
         }
-        seg.term_offsets.push(seg.term_bytes.len() as u32);
-        seg.post_offsets.push(postings.len() as u64);
-        seg.postings = Blob::from(postings);
+        term_offsets.push(term_bytes.len() as u32);
+        post_offsets.push(postings.len() as u64);
         let mut text = self.text;
         text.shrink_to_fit();
-        seg.text = Text::from(text);
-        seg.docs.shrink_to_fit();
+        let mut seg = Segment {
+            id,
+            paths,
+            path_refs,
+            dup_keys: Column::from(dups.iter().map(|r| r.0).collect::<Vec<_>>()),
+            dup_docs: Column::from(dups.iter().map(|r| r.1).collect::<Vec<_>>()),
+            term_bytes: Blob::from(term_bytes),
+            term_offsets: Column::from(term_offsets),
+            post_offsets: Column::from(post_offsets),
+            dfs: Column::from(dfs),
+            postings: Blob::from(postings),
+            docs: DocColumns::from_metas(&self.docs),
+            odd: self.odd,
+            blockmax: Default::default(),
+            text: Text::from(text),
+            total_len: self.total_len,
+        };
         seg.derive();
         seg
     }

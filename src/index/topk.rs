@@ -63,7 +63,7 @@ impl Lead {
         match self {
             Lead::Score => -hit.rounded,
             // `!t` orders like `-t` without overflowing at i64::MIN (no timestamp)
-            Lead::Newest => !seg.doc(hit.doc).timestamp,
+            Lead::Newest => !seg.timestamp_of(hit.doc),
         }
     }
 }
@@ -263,7 +263,7 @@ where
                 scorer.pass(d);
                 continue;
             }
-            if early && self.cut.is_some_and(|c| !seg.doc(d).timestamp > c) {
+            if early && self.cut.is_some_and(|c| !seg.timestamp_of(d) > c) {
                 // newer matches fill the best k already
                 scorer.pass(d);
                 self.exact = false;
@@ -315,7 +315,7 @@ where
                 self.top.total += 1;
                 continue;
             }
-            if !(self.accept)(si, d, seg.doc(d), s.fields) {
+            if !(self.accept)(si, d, &seg.doc(d), s.fields) {
                 continue;
             }
             self.top.offer(hit);

@@ -18,6 +18,11 @@ pub struct Tombstones {
 }
 
 impl Tombstones {
+    /// Heap bytes held (approximate for the map).
+    pub fn heap_bytes(&self) -> usize {
+        self.bits.capacity() * 8 + self.df.capacity() * 9 * 8 / 7
+    }
+
     #[inline]
     pub fn contains(&self, doc: u32) -> bool {
         self.bits

@@ -103,8 +103,12 @@ pub fn run(
         }
     };
     let dirty = writer.start(cache.as_ref());
+    let mut schedule = Schedule::new(cfg.debounce, cfg.max_staleness);
     if let Some(w) = watch.as_mut() {
-        w.follow_links(writer.file_paths());
+        // a target written between the first build and its watch is read again
+        for link in w.follow_links(writer.file_paths()) {
+            schedule.note(link, Instant::now());
+        }
     }
     let mut saver = Saver {
         cache,
@@ -114,7 +118,6 @@ pub fn run(
         took: Duration::ZERO,
     };
     saver.maybe_save(&writer);
-    let mut schedule = Schedule::new(cfg.debounce, cfg.max_staleness);
     let mut next_poll = Instant::now() + cfg.poll_interval;
     loop {
         let now = Instant::now();
@@ -243,7 +246,9 @@ pub fn run(
             next_poll = Instant::now() + cfg.poll_interval;
         }
         if let (true, Some(w)) = (changed, watch.as_mut()) {
-            w.follow_links(writer.file_paths());
+            for link in w.follow_links(writer.file_paths()) {
+                schedule.note(link, Instant::now());
+            }
         }
         saver.dirty |= changed;
         // other servers' commits, the writer lock, retention

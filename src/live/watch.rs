@@ -281,7 +281,10 @@ impl Watch {
 
     /// Watches the directory of the target of every symlinked file among `files` (checked
     /// once each) whose target lies outside the roots, so appends to the target are seen.
-    pub fn follow_links<'a>(&mut self, files: impl Iterator<Item = &'a Path>) {
+    /// Returns the links newly followed: what was written to their targets before the watch
+    /// began is not reported by it, so the caller reads them again.
+    pub fn follow_links<'a>(&mut self, files: impl Iterator<Item = &'a Path>) -> Vec<PathBuf> {
+        let mut followed = Vec::new();
         for file in files {
             if self.checked.contains(file) {
                 continue;
@@ -302,7 +305,9 @@ impl Watch {
                 }
             }
             self.links.insert(target, file.to_owned());
+            followed.push(file.to_owned());
         }
+        followed
     }
 
     /// The transcript path a changed path stands for: the link for a followed target.

@@ -1,9 +1,10 @@
 //! A small binary codec for the persistent index: little-endian integers, LEB128 varints
 //! ([`super::varint`]),
-//! length-prefixed bytes and strings, bulk integer arrays, and a running checksum (xxh3, 64
-//! bit) over every byte so a truncated or corrupted file is detected before anything read from
-//! it is trusted.
-use super::blob::{Blob, Cursor, Text};
+//! length-prefixed bytes and strings, bulk integer arrays (aligned ones, [`Encoder::column`],
+//! can be read back as views of a mapped file), and a running checksum (xxh3, 64 bit) over
+//! every byte so a truncated or corrupted file is detected before anything read from it is
+//! trusted.
+use super::blob::{Blob, BlobReader, Column, Cursor, Text, Word};
 use super::varint;
 use std::io::{self, Read, Write};
 use xxhash_rust::xxh3::Xxh3Default;
@@ -105,6 +106,20 @@ impl<W: Write> Encoder<W> {
         self.bytes_raw(&buf)
     }
 
+    /// An integer array whose items start at a multiple of [`ALIGN`] bytes from where the
+    /// encoder started (zero padding after the length), so that a decoder of a mapped file
+    /// that starts equally aligned can view it in place ([`Decoder::column`]).
+    pub fn column<T: Word>(&mut self, v: &[T]) -> io::Result<()> {
+        self.varint(v.len() as u64)?;
+        let pad = padding(self.written);
+        self.bytes_raw(&[0u8; ALIGN as usize][..pad])?;
+        let mut buf = Vec::with_capacity(v.len() * T::SIZE);
+        for &x in v {
+            x.put_le(&mut buf);
+        }
+        self.bytes_raw(&buf)
+    }
+
     pub fn checksum(&self) -> u64 {
         self.sum.digest()
     }
@@ -124,6 +139,14 @@ pub fn corrupt(what: &str) -> io::Error {
         io::ErrorKind::InvalidData,
         format!("corrupt index cache: {what}"),
     )
+}
+
+/// Alignment of the items of a [`Encoder::column`], relative to where the encoder started.
+pub const ALIGN: u64 = 8;
+
+/// Zero bytes that bring `at` to a multiple of [`ALIGN`].
+fn padding(at: u64) -> usize {
+    ((ALIGN - at % ALIGN) % ALIGN) as usize
 }
 
 /// Largest length accepted for one array or string (guards allocations against corruption).
@@ -150,6 +173,12 @@ impl Source for Cursor {
     }
 }
 
+impl Source for BlobReader {
+    fn take_blob(&mut self, n: usize) -> io::Result<Blob> {
+        self.slice(n)
+    }
+}
+
 impl<S: Source> Source for &mut S {
     fn take_blob(&mut self, n: usize) -> io::Result<Blob> {
         (**self).take_blob(n)
@@ -163,6 +192,8 @@ pub struct Decoder<R: Read> {
     /// Bytes left to read, when known: no array longer than what is left is allocated, so a
     /// damaged length fails at once instead of asking for gigabytes.
     left: u64,
+    /// Bytes read so far (where the next one is, relative to where the decoder started).
+    read: u64,
 }
 
 impl<R: Read> Decoder<R> {
@@ -176,6 +207,7 @@ impl<R: Read> Decoder<R> {
             inp,
             sum: Xxh3Default::new(),
             left,
+            read: 0,
         }
     }
 
@@ -183,6 +215,7 @@ impl<R: Read> Decoder<R> {
         self.inp.read_exact(buf)?;
         self.sum.update(buf);
         self.left = self.left.saturating_sub(buf.len() as u64);
+        self.read += buf.len() as u64;
         Ok(())
     }
 
@@ -302,10 +335,33 @@ impl<R: Source> Decoder<R> {
     /// A byte string written by [`Encoder::bytes`], shared with a mapped source.
     pub fn blob(&mut self) -> io::Result<Blob> {
         let n = self.items(1)?;
+        self.raw_blob(n)
+    }
+
+    /// The next `n` bytes (no length before them), shared with a mapped source.
+    pub fn raw_blob(&mut self, n: usize) -> io::Result<Blob> {
+        if n as u64 > self.left {
+            return Err(corrupt("length past the end"));
+        }
         let b = self.inp.take_blob(n)?;
         self.sum.update(&b);
         self.left = self.left.saturating_sub(n as u64);
+        self.read += n as u64;
         Ok(b)
+    }
+
+    /// An integer array written by [`Encoder::column`]: a view of a mapped source when this
+    /// decoder started at an [`ALIGN`]-aligned place of the mapping, else a copy.
+    pub fn column<T: Word>(&mut self) -> io::Result<Column<T>> {
+        let n = self.items(T::SIZE as u64)?;
+        let mut pad = [0u8; ALIGN as usize];
+        let pad = &mut pad[..padding(self.read)];
+        self.fill(pad)?;
+        if pad.iter().any(|&b| b != 0) {
+            return Err(corrupt("column padding"));
+        }
+        let blob = self.raw_blob(n * T::SIZE)?;
+        Column::new(blob).map_err(|e| corrupt(&e.to_string()))
     }
 
     /// A string written by [`Encoder::str`], shared with a mapped source.
@@ -330,6 +386,55 @@ mod tests {
                 s.update(piece);
             }
             assert_eq!(s.digest(), one, "split {split}");
+        }
+    }
+
+    #[test]
+    fn columns_are_aligned_and_read_back_mapped_or_copied() {
+        let mut e = Encoder::new(Vec::new());
+        e.u8(7).unwrap();
+        e.column(&[1u32, 2, 3]).unwrap();
+        e.u8(9).unwrap();
+        e.column(&[u64::MAX, 5]).unwrap();
+        e.column::<u32>(&[]).unwrap();
+        let bytes = e.into_inner();
+        let read = |d: &mut Decoder<&mut Cursor>| {
+            assert_eq!(d.u8().unwrap(), 7);
+            let a = d.column::<u32>().unwrap();
+            assert_eq!(d.u8().unwrap(), 9);
+            let b = d.column::<u64>().unwrap();
+            let c = d.column::<u32>().unwrap();
+            (a, b, c)
+        };
+        let mut f = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut f, &bytes).unwrap();
+        let mut cursor = Cursor::map(&f, 0).unwrap();
+        let (a, b, c) = read(&mut Decoder::new(&mut cursor));
+        assert_eq!(
+            (&*a, &*b, c.len()),
+            (&[1u32, 2, 3][..], &[u64::MAX, 5][..], 0)
+        );
+        assert_eq!(b.is_mapped(), cfg!(target_endian = "little"));
+        let mut d = Decoder::new(&bytes[..]);
+        d.u8().unwrap();
+        assert_eq!(&*d.column::<u32>().unwrap(), &[1, 2, 3]);
+        // a byte of padding that is not zero
+        let mut bad = bytes.clone();
+        bad[2] = 1;
+        let mut d = Decoder::new(&bad[..]);
+        d.u8().unwrap();
+        assert!(d.column::<u32>().is_err());
+        // a decoder that does not start aligned with the mapping cannot view it
+        let mut shifted = vec![0u8];
+        shifted.extend_from_slice(&bytes);
+        let mut f = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut f, &shifted).unwrap();
+        let mut cursor = Cursor::map(&f, 1).unwrap();
+        let mut d = Decoder::new(&mut cursor);
+        d.u8().unwrap();
+        let a = d.column::<u32>();
+        if cfg!(target_endian = "little") {
+            assert!(a.is_err(), "misaligned");
         }
     }
 

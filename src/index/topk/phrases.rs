@@ -135,7 +135,7 @@ impl Checks {
             return false;
         };
         if !req.plan.phrases_ok(&sv.seg.text(h.doc), &mut self.scratch)
-            || !(round.accept)(h.seg, h.doc, sv.seg.doc(h.doc), h.fields)
+            || !(round.accept)(h.seg, h.doc, &sv.seg.doc(h.doc), h.fields)
         {
             return false;
         }
