@@ -3,7 +3,7 @@
 //!
 //! Lines are parsed into borrowed wire structs; tool results, `toolUseResult`, thinking and
 //! every field we do not name are skipped by the JSON scanner without being materialised.
-use super::lenient::{Content, LBool, LStr};
+use super::lenient::{Content, LBool, LStr, Raw};
 use super::{
     Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, Role, SourceFile,
     SummaryRecord, TurnBuilder,
@@ -12,13 +12,13 @@ use crate::util::glob::Glob;
 use crate::util::time::parse_iso;
 use rustc_hash::FxHashSet;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::path::Path;
 use xxhash_rust::xxh3::xxh3_64;
 
 mod discover;
 pub mod prompt;
+mod scan;
 mod tool;
 mod user;
 pub use discover::{
@@ -132,8 +132,9 @@ impl Adapter for Claude {
     }
 }
 
-/// The fields of a record we look at; everything else is skipped unread.
-#[derive(Deserialize)]
+/// The fields of a record we look at; everything else is skipped unread. Read by [`scan`]
+/// when the line has the usual shape, else by serde (the two agree: see `scan`'s tests).
+#[derive(Deserialize, Default, Debug, PartialEq)]
 struct Record<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: LStr<'a>,
@@ -167,7 +168,7 @@ struct Record<'a> {
     attachment: Option<user::AttachmentRecord<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default, Debug, PartialEq)]
 struct Message<'a> {
     #[serde(borrow, default)]
     id: LStr<'a>,
@@ -175,7 +176,7 @@ struct Message<'a> {
     content: Content<'a, Block<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default, Debug, PartialEq)]
 struct Block<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: LStr<'a>,
@@ -186,10 +187,10 @@ struct Block<'a> {
     #[serde(borrow, default)]
     name: LStr<'a>,
     #[serde(borrow, default)]
-    input: Option<&'a RawValue>,
+    input: Option<Raw<'a>>,
     /// Image and document blocks: `{type: "base64", media_type, data}` (data never read).
     #[serde(borrow, default)]
-    source: Option<&'a RawValue>,
+    source: Option<Raw<'a>>,
 }
 
 /// Record types Claude Code writes that carry nothing to index (or are read above): anything
@@ -316,8 +317,10 @@ impl ClaudeParser {
     fn record(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
         // Strings we read are validated as UTF-8; skipped values (tool output) are not, so a
         // bad byte inside a tool result does not cost the record.
-        let rec: Record =
-            serde_json::from_slice(line).map_err(|e| LineError::Json(e.to_string()))?;
+        let rec: Record = match scan::record(line) {
+            Some(rec) => rec,
+            None => serde_json::from_slice(line).map_err(|e| LineError::Json(e.to_string()))?,
+        };
         let Some(kind) = rec.kind.as_deref() else {
             return Err(LineError::NoType);
         };

@@ -236,6 +236,24 @@ impl<'de> Deserialize<'de> for LTime {
     }
 }
 
+/// A JSON value's text, unparsed (as a `&RawValue` borrows it), for values read later if at
+/// all; unlike `&RawValue` it can also be made from text already known to be one JSON value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Raw<'a>(pub &'a str);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'de RawValue>::deserialize(d).map(|r| Raw(r.get()))
+    }
+}
+
+impl<'a> Raw<'a> {
+    /// Deserializes the value as `T`, or `None` when it does not fit.
+    pub fn parse<T: Deserialize<'a>>(self) -> Option<T> {
+        serde_json::from_str(self.0).ok()
+    }
+}
+
 /// What kind of JSON value a raw value holds, judged by its first byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
@@ -336,7 +354,7 @@ fn hex_escape(b: &[u8], at: usize) -> Option<u32> {
 
 /// Message content that is either a string or a list of blocks (as in Anthropic- and
 /// OpenAI-style messages), read in one pass.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub enum Content<'a, B> {
     #[default]
     Missing,

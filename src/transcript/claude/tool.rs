@@ -3,7 +3,6 @@
 use crate::transcript::lenient::{self, LStr};
 use crate::transcript::{ToolCall, ToolKind};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 /// Tool arguments we render or index; large ones (`content`, `old_string`) are only measured.
 #[derive(Deserialize, Default)]
@@ -43,8 +42,8 @@ fn kind(name: &str) -> ToolKind {
 }
 
 /// Builds the normalised call for a Claude Code `tool_use` block.
-pub(super) fn tool_call(id: Option<String>, name: &str, input: Option<&RawValue>) -> ToolCall {
-    let args: ToolInput = input.and_then(lenient::parse).unwrap_or_default();
+pub(super) fn tool_call(id: Option<String>, name: &str, input: Option<lenient::Raw>) -> ToolCall {
+    let args: ToolInput = input.and_then(lenient::Raw::parse).unwrap_or_default();
     let kind = kind(name);
     let mut call = ToolCall {
         id,

@@ -56,7 +56,7 @@ fn attachment(b: &Block) -> Option<Attachment> {
         .kind
         .as_deref()
         .filter(|k| matches!(*k, "image" | "document"))?;
-    let source: Option<Source> = b.source.and_then(lenient::parse);
+    let source: Option<Source> = b.source.and_then(lenient::Raw::parse);
     Some(Attachment {
         kind: kind.to_owned(),
         media_type: source.and_then(|s| s.media_type.non_empty().map(str::to_owned)),
@@ -64,15 +64,15 @@ fn attachment(b: &Block) -> Option<Attachment> {
 }
 
 /// The `attachment` of an `attachment` record (`queued_command` is the one read).
-#[derive(Deserialize)]
+#[derive(Deserialize, Default, Debug, PartialEq)]
 pub(super) struct AttachmentRecord<'a> {
     #[serde(rename = "type", borrow, default)]
-    kind: LStr<'a>,
+    pub(super) kind: LStr<'a>,
     /// A string or a block list, like a message's content.
     #[serde(borrow, default)]
-    prompt: Option<&'a serde_json::value::RawValue>,
+    pub(super) prompt: Option<lenient::Raw<'a>>,
     #[serde(rename = "isMeta", default)]
-    is_meta: lenient::LBool,
+    pub(super) is_meta: lenient::LBool,
 }
 
 impl ClaudeParser {
@@ -110,7 +110,10 @@ impl ClaudeParser {
             self.turns.touch(at.timestamp);
             return;
         };
-        let content: Content<Block> = queued.prompt.and_then(lenient::parse).unwrap_or_default();
+        let content: Content<Block> = queued
+            .prompt
+            .and_then(lenient::Raw::parse)
+            .unwrap_or_default();
         let parts = prompt_parts(&content);
         if let Some(text) = &parts.text {
             self.note_first_prompt(text);
