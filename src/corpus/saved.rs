@@ -7,7 +7,7 @@ use super::ingest::{FileState, Fingerprint, SavedState};
 use super::writer::Writer;
 use crate::store::record::{get_meta, get_role, put_meta, put_role};
 use crate::transcript::{SourceFile, adapter};
-use crate::util::blob::{Blob, BlobReader};
+use crate::util::blob::{Blob, Cursor};
 use crate::util::codec::{Decoder, Encoder, Source, corrupt};
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -178,7 +178,7 @@ fn get_saved<R: Read>(d: &mut Decoder<R>) -> io::Result<SavedState> {
 /// Decodes a head section (already verified against its checksum); every byte must be used.
 /// Arrays of a mapped head (the turn offsets) stay views of the mapping.
 pub(super) fn read_head(bytes: Blob) -> io::Result<Head> {
-    let mut d = Decoder::new(BlobReader::new(bytes));
+    let mut d = Decoder::new(Cursor::new(bytes));
     // verified bytes can still be a bug's: a panic while decoding is a corrupt file
     let head = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_head(&mut d)))
         .map_err(|_| corrupt("undecodable head"))??;

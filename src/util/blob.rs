@@ -60,39 +60,6 @@ impl Blob {
     }
 }
 
-/// A blob read front to back like a reader; [`BlobReader::slice`] returns ranges of it (without
-/// copying when it is mapped).
-pub struct BlobReader {
-    blob: Blob,
-    pos: usize,
-}
-
-impl BlobReader {
-    pub fn new(blob: Blob) -> Self {
-        BlobReader { blob, pos: 0 }
-    }
-
-    /// The next `n` bytes.
-    pub fn slice(&mut self, n: usize) -> io::Result<Blob> {
-        let end = self.pos.checked_add(n);
-        let b = end
-            .and_then(|e| self.blob.slice(self.pos..e))
-            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
-        self.pos += n;
-        Ok(b)
-    }
-}
-
-impl Read for BlobReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let rest = &self.blob[self.pos.min(self.blob.len())..];
-        let n = rest.len().min(buf.len());
-        buf[..n].copy_from_slice(&rest[..n]);
-        self.pos += n;
-        Ok(n)
-    }
-}
-
 impl Default for Blob {
     fn default() -> Self {
         Blob(Repr::Owned(Vec::new()))
@@ -325,10 +292,10 @@ impl<T: Word + PartialEq> PartialEq for Column<T> {
     }
 }
 
-/// A read-only mapping of a whole file, read front to back like a reader; [`Cursor::slice`]
-/// returns ranges of it without copying.
+/// A blob read front to back like a reader: a whole mapped file ([`Cursor::map`]) or any blob
+/// ([`Cursor::new`]); [`Cursor::slice`] returns ranges of it, without copying when it is mapped.
 pub struct Cursor {
-    map: Arc<Mmap>,
+    blob: Blob,
     pos: usize,
 }
 
@@ -341,36 +308,41 @@ impl Cursor {
         // (populated at once: every byte is read for the checksum anyway, and one call that
         // maps all pages is cheaper than a fault per few pages)
         let map = unsafe { MmapOptions::new().populate().map(file)? };
+        let len = map.len();
         Ok(Cursor {
-            map: Arc::new(map),
+            blob: Blob(Repr::Mapped(Arc::new(map), 0..len)),
             pos,
         })
     }
 
+    /// Reads `blob` from its start.
+    pub fn new(blob: Blob) -> Self {
+        Cursor { blob, pos: 0 }
+    }
+
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.blob.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.blob.is_empty()
     }
 
-    /// The next `n` bytes, as a range of the mapping.
+    /// The next `n` bytes: a range of the same mapping when mapped, else a copy.
     pub fn slice(&mut self, n: usize) -> io::Result<Blob> {
-        let end = self
+        let b = self
             .pos
             .checked_add(n)
-            .filter(|&e| e <= self.map.len())
+            .and_then(|e| self.blob.slice(self.pos..e))
             .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
-        let blob = Blob(Repr::Mapped(Arc::clone(&self.map), self.pos..end));
-        self.pos = end;
-        Ok(blob)
+        self.pos += n;
+        Ok(b)
     }
 }
 
 impl Read for Cursor {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let rest = &self.map[self.pos.min(self.map.len())..];
+        let rest = &self.blob[self.pos.min(self.blob.len())..];
         let n = rest.len().min(buf.len());
         buf[..n].copy_from_slice(&rest[..n]);
         self.pos += n;
@@ -452,9 +424,9 @@ mod tests {
     }
 
     #[test]
-    fn a_blob_reader_takes_ranges_of_the_same_mapping() {
+    fn a_cursor_over_a_slice_takes_ranges_of_the_same_mapping() {
         let mut c = mapped(b"0123456789");
-        let mut r = BlobReader::new(c.slice(8).expect("take"));
+        let mut r = Cursor::new(c.slice(8).expect("take"));
         let mut two = [0u8; 2];
         r.read_exact(&mut two).expect("read");
         let b = r.slice(3).expect("take");

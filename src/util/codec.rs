@@ -4,7 +4,7 @@
 //! can be read back as views of a mapped file), and a running checksum (xxh3, 64 bit) over
 //! every byte so a truncated or corrupted file is detected before anything read from it is
 //! trusted.
-use super::blob::{Blob, BlobReader, Column, Cursor, Text, Word};
+use super::blob::{Blob, Column, Cursor, Text, Word};
 use super::varint;
 use std::io::{self, Read, Write};
 use xxhash_rust::xxh3::Xxh3Default;
@@ -168,12 +168,6 @@ impl Source for &[u8] {}
 impl<R: Read> Source for io::BufReader<R> {}
 
 impl Source for Cursor {
-    fn take_blob(&mut self, n: usize) -> io::Result<Blob> {
-        self.slice(n)
-    }
-}
-
-impl Source for BlobReader {
     fn take_blob(&mut self, n: usize) -> io::Result<Blob> {
         self.slice(n)
     }

@@ -101,6 +101,16 @@ fn run(
     e.hits.iter().map(|h| (key(h), h.rounded)).collect()
 }
 
+/// Whether `text`, as a prompt, passes the phrases of `plan` (the brute-force check).
+fn in_prompt(plan: &crate::index::query::Plan, text: &str, scratch: &mut String) -> bool {
+    let doc = DocText {
+        user: text,
+        assistant: "",
+        tools: "",
+    };
+    plan.phrases_ok(&doc, scratch)
+}
+
 thread_local! {
     static PRUNED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
@@ -162,17 +172,7 @@ fn deferred_phrase_checks_give_what_checking_every_match_gives() {
         let mut scratch = String::new();
         let want: Vec<(u32, i64)> = run(&v, &all, plain, texts.len(), Pruning::Off, None)
             .into_iter()
-            .filter(|(conv, _)| {
-                let text = &texts[*conv as usize];
-                phrase_plan.phrases_ok(
-                    &DocText {
-                        user: text,
-                        assistant: "",
-                        tools: "",
-                    },
-                    &mut scratch,
-                )
-            })
+            .filter(|(conv, _)| in_prompt(&phrase_plan, &texts[*conv as usize], &mut scratch))
             .collect();
         for k in [1, 10, 57] {
             let expected: Vec<(u32, i64)> = want.iter().take(k).copied().collect();
@@ -211,21 +211,10 @@ fn a_phrase_is_found_where_its_words_are_not_all_terms() {
     );
     assert_eq!(plan.needed, ["rr", "w9"]);
     let mut scratch = String::new();
-    let mut want: Vec<u32> = (0..texts.len() as u32)
-        .filter(|&n| {
-            let text = &texts[n as usize];
-            plan.phrases_ok(
-                &DocText {
-                    user: text,
-                    assistant: "",
-                    tools: "",
-                },
-                &mut scratch,
-            )
-        })
+    let want: Vec<u32> = (0..texts.len() as u32)
+        .filter(|&n| in_prompt(&plan, &texts[n as usize], &mut scratch))
         .collect();
     assert_eq!(want.len(), 80 + 40, "the phrase in the first two segments");
-    want.sort_unstable();
     for q in [r#""rr w9""#, r#"w9 "rr w9""#, r#""RR W9" w1"#] {
         for pruning in [Pruning::ByScore, Pruning::Off] {
             let mut got: Vec<u32> = run(&v, &all, q, texts.len(), pruning, None)
