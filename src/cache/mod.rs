@@ -21,10 +21,12 @@ use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::Xxh3Default;
 
+pub mod gens;
+
 /// File magic and layout version; bump the version whenever the layout or anything that
 /// changes indexed content (tokenizer, turn rules) changes.
 pub const MAGIC: &[u8; 8] = b"CSINDEX\0";
-pub const VERSION: u32 = 12;
+pub const VERSION: u32 = 13;
 /// Header bytes (magic, version, key, padding) and trailer bytes (payload checksum, payload
 /// length).
 const HEADER: u64 = 24;
@@ -43,6 +45,11 @@ pub struct Cache {
     /// Names the file: the configuration only, so a file whose content was made otherwise
     /// (other redaction rules) has this name but another key, and is replaced, not kept.
     name: u64,
+    /// A generation's delta file instead of the base file (see [`gens`]).
+    delta: Option<(u64, u64)>,
+    /// Names the writer lock and the generations: the key and the durable store the index
+    /// goes with (servers with other stores each write their own lineage).
+    pub sharing: u64,
 }
 
 /// The default cache directory: `$XDG_CACHE_HOME/conversation-search`, else
@@ -72,6 +79,8 @@ impl Cache {
             dir,
             key: name,
             name,
+            delta: None,
+            sharing: name,
         }
     }
 
@@ -83,11 +92,24 @@ impl Cache {
         h.update(&self.name.to_le_bytes());
         h.update(content);
         self.key = h.digest();
+        self.sharing = self.key;
+        self
+    }
+
+    /// The same cache, shared only with servers that give the same `store` bytes.
+    pub fn with_sharing(mut self, store: &[u8]) -> Self {
+        let mut h = Xxh3Default::new();
+        h.update(&self.key.to_le_bytes());
+        h.update(store);
+        self.sharing = h.digest();
         self
     }
 
     pub fn path(&self) -> PathBuf {
-        self.dir.join(format!("index-{:016x}.bin", self.name))
+        match self.delta {
+            Some((chain, seq)) => self.gens_dir().join(gens::delta_name(chain, seq)),
+            None => self.dir.join(format!("index-{:016x}.bin", self.name)),
+        }
     }
 
     /// Maps the cache file read-only and checks its header; the cursor is left at the
@@ -219,7 +241,8 @@ impl Cache {
         &self,
         body: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
     ) -> io::Result<u64> {
-        fs::create_dir_all(&self.dir)?;
+        let path = self.path();
+        fs::create_dir_all(path.parent().unwrap_or(&self.dir))?;
         let tmp = self.dir.join(format!(
             ".index-{:016x}.{}.{}.tmp",
             self.name,
@@ -236,7 +259,7 @@ impl Cache {
             let file = w.into_inner().map_err(|e| e.into_error())?;
             file.sync_all()?;
             let size = file.metadata()?.len();
-            fs::rename(&tmp, self.path())?;
+            fs::rename(&tmp, &path)?;
             Ok(size)
         })();
         if result.is_err() {
@@ -261,6 +284,26 @@ impl Cache {
             }
         }
     }
+}
+
+/// Checks the trailer that follows a payload read with checksum `sum` and length `payload`,
+/// and that nothing follows it.
+pub fn check_trailer(r: &mut impl Read, sum: u64, payload: u64) -> io::Result<()> {
+    let mut trailer = [0u8; TRAILER as usize];
+    r.read_exact(&mut trailer)
+        .map_err(|_| corrupt("truncated file"))?;
+    let word = |i: usize| u64::from_le_bytes(trailer[i..i + 8].try_into().unwrap_or_default());
+    if word(8) != payload {
+        return Err(corrupt("payload length mismatch"));
+    }
+    if word(0) != sum {
+        return Err(corrupt("checksum mismatch"));
+    }
+    let mut extra = [0u8; 1];
+    if r.read(&mut extra)? != 0 {
+        return Err(corrupt("trailing bytes"));
+    }
+    Ok(())
 }
 
 /// The frame written before a head section of `head`'s bytes: its length and checksum.

@@ -327,7 +327,8 @@ fn cache_for(global: &GlobalArgs, roots: &[Root]) -> Option<Cache> {
         .cache_dir
         .clone()
         .or_else(crate::cache::default_dir)?;
-    Some(crate::corpus::cache_for(dir, roots))
+    let archive = archive::config(global).map(|a| a.dir);
+    Some(crate::corpus::cache_for(dir, roots, archive.as_deref()))
 }
 
 /// Builds the whole index synchronously (for one-shot commands), with a progress bar on a
@@ -348,7 +349,12 @@ fn build_once(global: &GlobalArgs, roots: Vec<Root>) -> Arc<Shared> {
     // a one-shot command stores what it read before it exits
     writer.store_flush();
     if changed {
-        if let Some(c) = &cache {
+        // a running server holding the writer lock keeps the cache itself: a base written
+        // here would start a lineage its followers cannot follow
+        let lock = cache
+            .as_ref()
+            .and_then(|c| c.try_lock_writer().ok().flatten());
+        if let (Some(c), Some(_lock)) = (&cache, lock) {
             if let Err(e) = writer.save_cache(c) {
                 tracing::warn!("cannot write the index cache `{}`: {e}", c.path().display());
             }
@@ -443,11 +449,8 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     std::thread::Builder::new()
         .name("indexer".into())
         .spawn(move || {
-            let mut writer = Writer::new(roots, writer_shared);
-            if let Some(cfg) = archive {
-                writer.open_archive(&cfg);
-            }
-            live::run(writer, writer_status, cfg, cache, (tx, rx));
+            let writer = Writer::new(roots, writer_shared);
+            live::run(writer, writer_status, cfg, (cache, archive), (tx, rx));
         })
         .context("cannot start the indexer thread")?;
     let timeout = Duration::from_millis(args.query_timeout_ms);

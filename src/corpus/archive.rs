@@ -20,9 +20,19 @@ impl Writer {
     /// Opens the store for this corpus. When it cannot be used, the server runs mirror-only and
     /// says why (once on stderr, and in `index_status`).
     pub fn open_archive(&mut self, cfg: &ArchiveConfig) {
+        self.open_archive_as(cfg, true);
+    }
+
+    /// Opens the store without taking its writer lock (a follower; see
+    /// [`Writer::open_archive`]).
+    pub fn open_archive_reader(&mut self, cfg: &ArchiveConfig) {
+        self.open_archive_as(cfg, false);
+    }
+
+    fn open_archive_as(&mut self, cfg: &ArchiveConfig, write: bool) {
         let path = cfg.dir.join(crate::store::DB_NAME);
         self.shared.update_store(|r| r.path = Some(path.clone()));
-        match Store::open(&cfg.dir) {
+        match Store::open_with(&cfg.dir, write) {
             Ok((store, writer, note)) => {
                 let role = if writer.is_some() {
                     Role::Writer
@@ -118,6 +128,7 @@ impl Writer {
             .get(conv)
             .filter(|c| c.turn_count > 0 && stored(&c.id));
         let Some(old) = keep.cloned() else {
+            self.gens.books.insert(conv);
             if let Some(book) = self.books.remove(&conv) {
                 kills.extend(book.locs());
             }
@@ -198,6 +209,7 @@ impl Writer {
                 return;
             }
         };
+        self.gens.books.insert(conv);
         if let Some(book) = self.books.get_mut(&conv) {
             book.truncate(from as usize, kills);
         }

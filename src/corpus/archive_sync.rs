@@ -172,6 +172,7 @@ impl Writer {
             return false;
         }
         a.unfollowed.remove(id);
+        self.gens.books.insert(c.conv);
         if let Some(book) = self.books.remove(&c.conv) {
             kills.extend(book.locs());
         }

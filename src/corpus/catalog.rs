@@ -158,6 +158,47 @@ impl Catalog {
         id
     }
 
+    /// Conversations that differ from `old`'s (added, replaced or removed), in id order: a
+    /// replaced conversation is a new `Arc`, so comparing pointers finds every change.
+    pub fn changed_since(&self, old: &Catalog) -> Vec<ConvId> {
+        let n = self.slots.len().max(old.slots.len());
+        (0..n)
+            .filter(|&i| {
+                match (
+                    self.slots.get(i).and_then(Option::as_ref),
+                    old.slots.get(i).and_then(Option::as_ref),
+                ) {
+                    (Some(a), Some(b)) => !Arc::ptr_eq(a, b),
+                    (None, None) => false,
+                    _ => true,
+                }
+            })
+            .map(|i| i as ConvId)
+            .collect()
+    }
+
+    /// Installs another server's conversations as they are (ids already resolved there):
+    /// every old id of the changed slots is released first, then the new ones are taken.
+    pub fn replace_exact(&mut self, changes: Vec<(ConvId, Option<Conversation>)>) {
+        for (conv, _) in &changes {
+            if let Some(old) = self.get(*conv).cloned() {
+                if self.by_id.get(&old.id) == Some(conv) {
+                    Arc::make_mut(&mut self.by_id).remove(&old.id);
+                }
+                Arc::make_mut(&mut self.slots)[*conv as usize] = None;
+            }
+        }
+        for (conv, new) in changes {
+            let Some(c) = new else { continue };
+            Arc::make_mut(&mut self.by_id).insert(c.id.clone(), conv);
+            let slots = Arc::make_mut(&mut self.slots);
+            if slots.len() <= conv as usize {
+                slots.resize(conv as usize + 1, None);
+            }
+            slots[conv as usize] = Some(Arc::new(c));
+        }
+    }
+
     pub fn remove(&mut self, conv: ConvId) {
         if let Some(old) = self.get(conv).cloned() {
             Arc::make_mut(&mut self.slots)[conv as usize] = None;

@@ -58,6 +58,16 @@ impl DupTracker {
         }
     }
 
+    /// Notes that documents with `key` came or went without saying which (a follower applying
+    /// another server's generation): the key is counted again from the index when published.
+    pub fn touch(&mut self, key: u64) {
+        if key != 0 {
+            // counting stops here: from now on repeated keys are found from the index
+            self.counts = None;
+            self.dirty.push(key);
+        }
+    }
+
     pub fn remove(&mut self, key: u64) {
         if key == 0 {
             return;

@@ -18,7 +18,7 @@ use crate::transcript::SourceFile;
 use crate::util::codec::{Decoder, Encoder, Source, corrupt};
 use rustc_hash::FxHashSet;
 use std::collections::BTreeSet;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender};
@@ -34,8 +34,16 @@ struct Restored {
 impl Writer {
     /// Writes the current state to the cache and notes the outcome for `index_status`.
     /// Returns the file's size.
-    pub fn save_cache(&self, cache: &Cache) -> io::Result<u64> {
-        let result = self.write_cache(cache);
+    pub fn save_cache(&mut self, cache: &Cache) -> io::Result<u64> {
+        // the base holds the generation of the last delta: publish what is pending first
+        let result = self
+            .publish_delta(cache)
+            .and_then(|_| self.write_cache(cache));
+        if result.is_ok() && !self.gens.based {
+            // a new chain: followers can start from here
+            self.gens.based = true;
+            self.gens.mark(&self.catalog, &self.view);
+        }
         self.shared.update_cache(|r| match &result {
             Ok(_) => {
                 r.writes += 1;
@@ -47,7 +55,7 @@ impl Writer {
     }
 
     fn write_cache(&self, cache: &Cache) -> io::Result<u64> {
-        let head = self.head_bytes()?;
+        let head = self.head_bytes(cache.sharing)?;
         cache.write(|w| {
             let mut e = Encoder::new(&mut *w);
             e.bytes_raw(&crate::cache::head_frame(&head))?;
@@ -117,35 +125,32 @@ impl Writer {
         })?;
         check_books(&books, &view)?;
         let sum = d.checksum();
-        let mut trailer = [0u8; 16];
-        r.read_exact(&mut trailer)
-            .map_err(|_| corrupt("truncated file"))?;
-        let word = |i: usize| u64::from_le_bytes(trailer[i..i + 8].try_into().unwrap_or_default());
-        if word(8) != payload {
-            return Err(corrupt("payload length mismatch"));
-        }
-        if word(0) != sum {
-            return Err(corrupt("checksum mismatch"));
-        }
-        let mut extra = [0u8; 1];
-        if r.read(&mut extra)? != 0 {
-            return Err(corrupt("trailing bytes"));
-        }
+        cache::check_trailer(&mut r, sum, payload)?;
         log_restored_memory(&view, &books, &dups);
-        self.install(Restored {
-            head,
-            books,
-            view,
-            dups,
-        });
+        self.install(
+            Restored {
+                head,
+                books,
+                view,
+                dups,
+            },
+            cache.sharing,
+        );
         Ok(Some(rechecked))
     }
 
-    fn install(&mut self, r: Restored) {
+    fn install(&mut self, r: Restored, sharing: u64) {
+        let (ours, chain, seq) = (r.head.sharing == sharing, r.head.chain, r.head.seq);
         self.install_head(r.head);
         self.books = r.books.into_iter().collect();
         self.view = r.view;
         self.dups = r.dups;
+        if ours {
+            self.gens.restored(chain, seq, &self.catalog, &self.view);
+        } else {
+            // another lineage's (a server with another store): a new one starts from here
+            self.gens.restart();
+        }
     }
 
     /// Installs a restored catalog: files, conversations and the ids to hand out next (the
@@ -294,7 +299,10 @@ impl Writer {
         if let Some(cache) = cache {
             cache.sweep();
             match self.load_cache(cache) {
-                Ok(Some(rechecked)) => {
+                Ok(Some(mut rechecked)) => {
+                    // generations the last writer published after this base
+                    let (_, caught) = self.apply_deltas(cache);
+                    rechecked.unchanged.retain(|p| !caught.contains(p));
                     let loaded_ms = started.elapsed().as_millis() as u64;
                     self.complete = true;
                     let restored = self.files.len() as u64;
@@ -326,7 +334,8 @@ impl Writer {
                         "index restored from `{}`",
                         cache.path().display()
                     );
-                    return changed;
+                    // a base of another lineage is replaced by one of ours soon
+                    return changed || !self.gens.based;
                 }
                 Ok(None) => {}
                 Err(e) => {
@@ -348,6 +357,8 @@ impl Writer {
                 }
             }
         }
+        // a new lineage: what followers hold (if anything) is not continued
+        self.gens.restart();
         self.initial_build();
         true
     }

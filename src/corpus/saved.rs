@@ -22,6 +22,11 @@ pub(super) struct Head {
     pub(super) convs: Vec<Conversation>,
     pub(super) next_conv: ConvId,
     pub(super) next_seg: u64,
+    /// Who wrote it ([`crate::cache::Cache::sharing`]) and the generation it is: chain and
+    /// sequence number (see [`crate::cache::gens`]).
+    pub(super) sharing: u64,
+    pub(super) chain: u64,
+    pub(super) seq: u64,
 }
 
 fn put_time<W: Write>(e: &mut Encoder<W>, t: Option<SystemTime>) -> io::Result<()> {
@@ -44,14 +49,14 @@ fn get_time<R: Read>(d: &mut Decoder<R>) -> io::Result<Option<SystemTime>> {
     Ok(UNIX_EPOCH.checked_add(Duration::new(secs, nanos.min(999_999_999))))
 }
 
-fn put_source<W: Write>(e: &mut Encoder<W>, s: &SourceFile) -> io::Result<()> {
+pub(super) fn put_source<W: Write>(e: &mut Encoder<W>, s: &SourceFile) -> io::Result<()> {
     e.bytes(s.path.as_os_str().as_encoded_bytes())?;
     e.str(s.format)?;
     e.opt_str(s.group.as_deref())?;
     put_role(e, &s.role)
 }
 
-fn get_source<R: Read>(d: &mut Decoder<R>) -> io::Result<SourceFile> {
+pub(super) fn get_source<R: Read>(d: &mut Decoder<R>) -> io::Result<SourceFile> {
     let path = PathBuf::from(String::from_utf8(d.bytes()?).map_err(|_| corrupt("path"))?);
     let format = adapter(&d.string()?)
         .ok_or_else(|| corrupt("unknown format"))?
@@ -68,8 +73,12 @@ fn get_source<R: Read>(d: &mut Decoder<R>) -> io::Result<SourceFile> {
 
 impl Writer {
     /// The head section's bytes: the ids to hand out next, the files, the conversations.
-    pub(super) fn head_bytes(&self) -> io::Result<Vec<u8>> {
+    pub(super) fn head_bytes(&self, sharing: u64) -> io::Result<Vec<u8>> {
         let mut e = Encoder::new(Vec::new());
+        // first: read without decoding the rest by `Cache::peek_base_generation`
+        e.u64(sharing)?;
+        e.u64(self.gens.chain)?;
+        e.u64(self.gens.seq)?;
         e.u32(self.next_conv)?;
         e.u64(self.next_seg)?;
         e.varint(self.files.len() as u64)?;
@@ -113,7 +122,7 @@ impl Writer {
     }
 }
 
-fn put_saved<W: Write>(e: &mut Encoder<W>, s: &SavedState) -> io::Result<()> {
+pub(super) fn put_saved<W: Write>(e: &mut Encoder<W>, s: &SavedState) -> io::Result<()> {
     e.u64(s.offset)?;
     e.u64(s.size)?;
     put_time(e, s.mtime)?;
@@ -141,7 +150,7 @@ fn put_saved<W: Write>(e: &mut Encoder<W>, s: &SavedState) -> io::Result<()> {
     Ok(())
 }
 
-fn get_saved<R: Read>(d: &mut Decoder<R>) -> io::Result<SavedState> {
+pub(super) fn get_saved<R: Read>(d: &mut Decoder<R>) -> io::Result<SavedState> {
     let offset = d.u64()?;
     let size = d.u64()?;
     let mtime = get_time(d)?;
@@ -190,6 +199,9 @@ pub(super) fn read_head(bytes: Blob) -> io::Result<Head> {
 }
 
 fn decode_head<R: Source>(d: &mut Decoder<R>) -> io::Result<Head> {
+    let sharing = d.u64()?;
+    let chain = d.u64()?;
+    let seq = d.u64()?;
     let next_conv = d.u32()?;
     let next_seg = d.u64()?;
     let mut files = Vec::new();
@@ -252,5 +264,8 @@ fn decode_head<R: Source>(d: &mut Decoder<R>) -> io::Result<Head> {
         convs,
         next_conv,
         next_seg,
+        sharing,
+        chain,
+        seq,
     })
 }

@@ -140,6 +140,8 @@ impl Writer {
         let mut batch = Batch::default();
         let mut kills: Vec<(u64, u32)> = Vec::new();
         let mut files_changed = false;
+        self.gens.files.extend(targets.iter().cloned());
+        self.gens.files.extend(fresh.iter().map(|f| f.path.clone()));
         let added_before = self.stats.files_added;
         let fresh_paths: BTreeSet<PathBuf> = fresh.iter().map(|f| f.path.clone()).collect();
         for src in fresh {

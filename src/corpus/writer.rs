@@ -136,6 +136,8 @@ pub struct Writer {
     pub(super) archive: Option<super::history::Archive>,
     /// Conversations updated since the last [`Writer::settle`] (their stored tails are checked).
     pub(super) touched: Vec<ConvId>,
+    /// Which generation this state is, and what changed since the last one published.
+    pub(super) gens: super::gens::Gens,
 }
 
 impl Writer {
@@ -156,6 +158,7 @@ impl Writer {
             dups: DupTracker::default(),
             archive: None,
             touched: Vec::new(),
+            gens: super::gens::Gens::default(),
         }
     }
 
@@ -191,6 +194,7 @@ impl Writer {
         kills: &mut Vec<(u64, u32)>,
     ) {
         let first_changed = state.first_changed;
+        self.gens.books.insert(conv);
         let book = self.books.entry(conv).or_default();
         book.truncate(first_changed as usize, kills);
         let mut offsets = self
@@ -253,6 +257,7 @@ impl Writer {
         }
         let seg = Arc::new(seg);
         for (doc, &(conv, turn)) in docs.iter().enumerate() {
+            self.gens.books.insert(conv);
             let book = self.books.entry(conv).or_default();
             book.set(turn as usize, (id, doc as u32));
         }

@@ -174,7 +174,11 @@ pub fn write_tombstones<W: Write>(e: &mut Encoder<W>, t: &Tombstones) -> io::Res
 }
 
 pub fn read_tombstones<R: Source>(d: &mut Decoder<R>, seg: &RawSegment) -> io::Result<Tombstones> {
-    let seg = &seg.0;
+    read_tombstones_of(d, &seg.0)
+}
+
+/// [`read_tombstones`] of a segment already in use (a follower's new tombstones for it).
+pub fn read_tombstones_of<R: Source>(d: &mut Decoder<R>, seg: &Segment) -> io::Result<Tombstones> {
     let bits = d.u64s()?;
     let count = d.u32()?;
     let len_sum = d.u64()?;

@@ -1,14 +1,16 @@
 //! The live index: follows the transcript directories while agents write to them. Events from
 //! the file watcher are debounced per path (quiet period, bounded staleness) and applied by the
 //! single writer; when watching is impossible the corpus is rescanned periodically instead.
+pub mod follow;
 pub mod schedule;
 pub mod status;
 pub mod watch;
 
 use crate::cache::Cache;
+use crate::corpus::history::ArchiveConfig;
 use crate::corpus::writer::Writer;
 use schedule::Schedule;
-pub use status::{LiveStatus, WatchMode};
+pub use status::{LiveStatus, Role, WatchMode};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -63,15 +65,51 @@ pub fn channel_pair() -> (Stopper, Sender<Wake>, Receiver<Wake>) {
 }
 
 /// Builds the index, then keeps it fresh until stopped (see [`Stopper`]). Runs on its own
-/// thread and owns the writer; `tx`/`rx` come from [`channel_pair`].
+/// thread and owns the writer; `tx`/`rx` come from [`channel_pair`]. With a cache, only the
+/// server holding its writer lock reads transcripts; the others follow its generations until
+/// the lock comes free (see [`follow`]).
 pub fn run(
     mut writer: Writer,
     status: Arc<LiveStatus>,
     cfg: LiveConfig,
-    cache: Option<Cache>,
+    (cache, archive): (Option<Cache>, Option<ArchiveConfig>),
     (tx, rx): (Sender<Wake>, Receiver<Wake>),
 ) {
     let status = &*status;
+    let lock = match &cache {
+        None => None,
+        Some(c) => match c.try_lock_writer() {
+            Ok(Some(lock)) => Some(lock),
+            Ok(None) => {
+                if let Some(a) = &archive {
+                    // another server stores what it reads; this one only reads the store
+                    writer.open_archive_reader(a);
+                }
+                match follow::follow(&mut writer, c, status, &rx) {
+                    follow::Followed::Stop(done) => {
+                        let _ = done.send(());
+                        return;
+                    }
+                    follow::Followed::Lead(lock) => Some(lock),
+                }
+            }
+            Err(e) => {
+                tracing::warn!("cannot use the index writer lock ({e}); indexing alone");
+                None
+            }
+        },
+    };
+    if let (Some(_), Some(c)) = (&lock, &cache) {
+        status.set_role(Role::Writer);
+        c.sweep_other_gens();
+    }
+    if let Some(a) = &archive {
+        if !writer.has_archive() {
+            writer.open_archive(a);
+        }
+    }
+    // only the lock holder publishes generations (and then its cache is the shared one)
+    let publishing = lock.is_some();
     status
         .debounce_ms
         .store(cfg.debounce.as_millis() as u64, Ordering::Relaxed);
@@ -102,7 +140,12 @@ pub fn run(
             }
         }
     };
-    let dirty = writer.start(cache.as_ref());
+    // a follower that takes over continues from the generation it followed
+    let dirty = if writer.has_base() {
+        writer.lead()
+    } else {
+        writer.start(cache.as_ref())
+    };
     let mut schedule = Schedule::new(cfg.debounce, cfg.max_staleness);
     if let Some(w) = watch.as_mut() {
         // a target written between the first build and its watch is read again
@@ -117,7 +160,8 @@ pub fn run(
         last: (!dirty).then(Instant::now),
         took: Duration::ZERO,
     };
-    saver.maybe_save(&writer);
+    saver.publish(&mut writer, publishing, status);
+    saver.maybe_save(&mut writer);
     let mut next_poll = Instant::now() + cfg.poll_interval;
     loop {
         let now = Instant::now();
@@ -219,7 +263,7 @@ pub fn run(
         }
         if let Some(done) = stop {
             writer.store_flush();
-            saver.save_now(&writer);
+            saver.save_now(&mut writer);
             // before saying done: the process may exit right after
             writer.close_store();
             let _ = done.send(());
@@ -256,7 +300,10 @@ pub fn run(
             saver.dirty |= writer.store_tick();
         }
         status.pending.store(schedule.len(), Ordering::Relaxed);
-        saver.maybe_save(&writer);
+        if saver.dirty {
+            saver.publish(&mut writer, publishing, status);
+        }
+        saver.maybe_save(&mut writer);
     }
 }
 
@@ -287,25 +334,43 @@ impl Saver {
         }
     }
 
-    fn maybe_save(&mut self, writer: &Writer) {
+    /// Publishes the changes since the last generation for the servers following this one.
+    fn publish(&self, writer: &mut Writer, publishing: bool, status: &LiveStatus) {
+        let Some(cache) = self.cache.as_ref().filter(|_| publishing) else {
+            return;
+        };
+        if let Err(e) = writer.publish_delta(cache) {
+            tracing::warn!(
+                "cannot publish a generation under `{}`: {e}",
+                cache.gens_dir().display()
+            );
+        }
+        status.set_followed(writer.generation_on_disk());
+    }
+
+    fn maybe_save(&mut self, writer: &mut Writer) {
         if self.due().is_some_and(|d| d <= Instant::now()) {
             self.save_now(writer);
         }
     }
 
     /// Saves now if anything changed since the last save.
-    fn save_now(&mut self, writer: &Writer) {
+    fn save_now(&mut self, writer: &mut Writer) {
         let Some(cache) = &self.cache else { return };
         if !self.dirty {
             return;
         }
         let started = Instant::now();
         match writer.save_cache(cache) {
-            Ok(bytes) => tracing::debug!(
-                bytes,
-                ms = started.elapsed().as_millis() as u64,
-                "index cache written"
-            ),
+            Ok(bytes) => {
+                tracing::debug!(
+                    bytes,
+                    ms = started.elapsed().as_millis() as u64,
+                    "index cache written"
+                );
+                let (chain, seq) = writer.generation_on_disk();
+                cache.prune_deltas(chain, seq);
+            }
             Err(e) => tracing::warn!(
                 "cannot write the index cache `{}`: {e}",
                 cache.path().display()

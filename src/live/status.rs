@@ -25,10 +25,35 @@ impl WatchMode {
     }
 }
 
+/// This server's part in sharing the index with the other servers of its configuration.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Role {
+    /// Reads transcripts itself without sharing (no cache, one-shot commands, or the writer
+    /// lock could not be used).
+    #[default]
+    Alone,
+    /// Holds the writer lock: reads transcripts and publishes generations.
+    Writer,
+    /// Follows the writer's generations; reads no transcript.
+    Follower,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Alone => "alone",
+            Role::Writer => "writer",
+            Role::Follower => "follower",
+        }
+    }
+}
+
 /// Live-index state shared between the indexer thread and the tools.
 #[derive(Debug, Default)]
 pub struct LiveStatus {
     mode: Mutex<(WatchMode, Option<String>)>,
+    /// Role, and the generation (chain, sequence) last published or followed.
+    role: Mutex<(Role, (u64, u64))>,
     /// Changes seen but not yet applied.
     pub pending: AtomicUsize,
     /// File-system events received.
@@ -90,6 +115,19 @@ impl LiveStatus {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    pub fn set_role(&self, role: Role) {
+        self.role.lock().unwrap_or_else(|p| p.into_inner()).0 = role;
+    }
+
+    /// The generation (chain, sequence) published or followed last.
+    pub fn set_followed(&self, generation: (u64, u64)) {
+        self.role.lock().unwrap_or_else(|p| p.into_inner()).1 = generation;
+    }
+
+    pub fn role(&self) -> (Role, (u64, u64)) {
+        *self.role.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn pending(&self) -> usize {

@@ -189,6 +189,15 @@ impl Store {
     pub fn open(
         dir: &Path,
     ) -> Result<(Store, Option<StoreWriter>, Option<StoreError>), StoreError> {
+        Self::open_with(dir, true)
+    }
+
+    /// [`Store::open`], taking the writer lock only with `write` (a server that follows
+    /// another's index stores nothing until it takes over).
+    pub fn open_with(
+        dir: &Path,
+        write: bool,
+    ) -> Result<(Store, Option<StoreWriter>, Option<StoreError>), StoreError> {
         let dir_err = |source| StoreError::Dir {
             path: dir.to_owned(),
             source,
@@ -196,7 +205,12 @@ impl Store {
         std::fs::create_dir_all(dir).map_err(dir_err)?;
         let path = dir.join(DB_NAME);
         let mut moved = None;
-        let writer = match Self::try_lock(dir).map_err(dir_err)? {
+        let lock = if write {
+            Self::try_lock(dir).map_err(dir_err)?
+        } else {
+            None
+        };
+        let writer = match lock {
             Some(lock) => {
                 let (mut w, m) = schema::open_writer(&path, lock)?;
                 moved = m;

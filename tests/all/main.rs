@@ -71,6 +71,7 @@ mod search_ranking;
 mod search_snippets;
 mod search_syntax;
 mod server;
+mod shared_index;
 mod store_concurrency;
 mod store_control;
 mod store_crash;

@@ -12,12 +12,18 @@ use std::path::{Path, PathBuf};
 const SESSION: &str = "ca5e0000-0000-4000-8000-000000000000";
 
 /// Every file of the cache directory: (path, bytes).
+/// Every file under the cache directory with its bytes (generations included; the empty
+/// writer-lock files left out).
 fn cache_files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(dir)
-        .expect("cache dir")
-        .flatten()
-        .map(|e| (e.path(), std::fs::read(e.path()).expect("cache file")))
-        .collect();
+    let mut out: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    for e in std::fs::read_dir(dir).expect("cache dir").flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            out.extend(cache_files(&path));
+        } else if e.file_name() != "writer.lock" {
+            out.push((path.clone(), std::fs::read(&path).expect("cache file")));
+        }
+    }
     out.sort();
     out
 }

@@ -288,10 +288,15 @@ fn write_corpus(dir: &ProjectsDir, secrets: &[Planted], alikes: &[String]) {
     s.exchange(&format!("lookalikes {}", alikes.join(" ")), "ok");
 }
 
+/// Every byte under the cache directory (the generations directory included).
 fn cache_bytes(dir: &Path) -> Vec<u8> {
     let mut all = Vec::new();
     for e in std::fs::read_dir(dir).expect("cache dir").flatten() {
-        all.extend(std::fs::read(e.path()).expect("cache file"));
+        if e.path().is_dir() {
+            all.extend(cache_bytes(&e.path()));
+        } else {
+            all.extend(std::fs::read(e.path()).expect("cache file"));
+        }
     }
     all
 }

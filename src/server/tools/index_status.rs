@@ -59,6 +59,18 @@ impl From<CacheReport> for CacheOut {
     }
 }
 
+/// This server's part in sharing the index.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct SharingOut {
+    /// `writer` (reads transcripts, publishes generations), `follower` (switches to the
+    /// writer's generations and reads no transcript; takes over when the writer exits) or
+    /// `alone` (no shared cache).
+    pub role: String,
+    /// The shared generation published (writer) or followed (follower) last.
+    pub generation: u64,
+}
+
 /// A directory polled because it cannot be watched.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -115,6 +127,10 @@ pub struct StatusOut {
     pub projects_dir: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
+    /// How this server shares the index with the other servers of its configuration (left
+    /// out only when max_chars is too small).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<SharingOut>,
     /// True while file-system notifications are followed.
     pub watching: bool,
     /// `watch` (notifications), `poll` (periodic rescans) or empty (one-shot command).
@@ -187,6 +203,9 @@ pub fn run(
     if json_len(&out) > max_chars {
         out.store = None;
     }
+    if json_len(&out) > max_chars {
+        out.sharing = None;
+    }
     Ok(out)
 }
 
@@ -221,6 +240,10 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
         build: progress::building(snap),
         projects_dir: default_root.map(|r| r.dir.display().to_string()),
         pattern: default_root.map(|r| r.pattern.as_str().to_owned()),
+        sharing: Some(SharingOut {
+            role: live.role().0.as_str().to_owned(),
+            generation: live.role().1.1,
+        }),
         watching: live.watching(),
         watch_mode: live.mode().as_str().to_owned(),
         watch_error: live.error(),
