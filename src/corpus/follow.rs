@@ -348,6 +348,41 @@ impl Writer {
         Ok(())
     }
 
+    /// Whether the index was built here and still lives on this server's heap.
+    pub fn built_here(&self) -> bool {
+        self.gens.built_here()
+    }
+
+    /// After the first base file of an index built here: takes the index (segments, catalog,
+    /// document locations) from that file instead, so its pages are shared with the servers
+    /// that follow and this server's heap holds only what changes. The files' read state (with
+    /// the parsers' progress) stays. Nothing changes when the file holds another generation
+    /// (replaced meanwhile by a server with another store).
+    pub fn adopt_base(&mut self, cache: &Cache) -> io::Result<bool> {
+        self.gens.built = false;
+        let mut mapped = Writer::new(self.roots.as_ref().clone(), Arc::clone(&self.shared));
+        mapped.archive = self.archive.take();
+        let loaded = mapped.load_cache(cache);
+        self.archive = mapped.archive.take();
+        let same = loaded?.is_some()
+            && mapped.gens.based
+            && (mapped.gens.chain, mapped.gens.seq) == (self.gens.chain, self.gens.seq)
+            && mapped.view.live_docs == self.view.live_docs
+            && mapped.catalog.iter().count() == self.catalog.iter().count();
+        if !same {
+            return Ok(false);
+        }
+        self.catalog = mapped.catalog;
+        self.books = mapped.books;
+        self.view = mapped.view;
+        self.dups = mapped.dups;
+        self.gens.mark(&self.catalog, &self.view);
+        // the last reference to the built index goes with the snapshot replaced here
+        self.publish_as_is(Instant::now());
+        crate::util::heap::release_free_memory();
+        Ok(true)
+    }
+
     /// Becomes the writer of a followed state: files that changed while no server wrote are
     /// read now. Returns whether anything changed.
     pub fn lead(&mut self) -> bool {

@@ -20,6 +20,9 @@ pub(super) struct Gens {
     pub(super) seq: u64,
     /// A base file of this chain exists, so deltas can be followed.
     pub(super) based: bool,
+    /// The index was built here (not restored): it lives on this server's heap until
+    /// [`crate::corpus::writer::Writer::adopt_base`] maps it from the base file written.
+    pub(super) built: bool,
     /// Files read, added or dropped since the last generation.
     pub(super) files: BTreeSet<PathBuf>,
     /// Conversations whose document locations changed since the last generation.
@@ -35,6 +38,7 @@ impl Default for Gens {
             chain: new_chain(),
             seq: 0,
             based: false,
+            built: false,
             files: BTreeSet::new(),
             books: BTreeSet::new(),
             catalog: Catalog::default(),
@@ -79,6 +83,11 @@ impl Gens {
         self.chain = new_chain();
         self.seq = 0;
         self.based = false;
+    }
+
+    /// Whether the index was built here and is not yet mapped from a base file.
+    pub fn built_here(&self) -> bool {
+        self.built
     }
 
     /// The catalog of the last generation.

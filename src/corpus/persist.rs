@@ -359,6 +359,7 @@ impl Writer {
         }
         // a new lineage: what followers hold (if anything) is not continued
         self.gens.restart();
+        self.gens.built = true;
         self.initial_build();
         true
     }

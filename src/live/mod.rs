@@ -100,7 +100,6 @@ pub fn run(
         },
     };
     if let (Some(_), Some(c)) = (&lock, &cache) {
-        status.set_role(Role::Writer);
         c.sweep_other_gens();
     }
     if let Some(a) = &archive {
@@ -140,6 +139,10 @@ pub fn run(
             }
         }
     };
+    if lock.is_some() {
+        // said once watching (or polling) is set up
+        status.set_role(Role::Writer);
+    }
     // a follower that takes over continues from the generation it followed
     let dirty = if writer.has_base() {
         writer.lead()
@@ -370,6 +373,16 @@ impl Saver {
                 );
                 let (chain, seq) = writer.generation_on_disk();
                 cache.prune_deltas(chain, seq);
+                if writer.built_here() {
+                    match writer.adopt_base(cache) {
+                        Ok(true) => tracing::debug!("the index built here is now mapped"),
+                        Ok(false) => {}
+                        Err(e) => tracing::warn!(
+                            "cannot map the index just written to `{}`: {e}",
+                            cache.path().display()
+                        ),
+                    }
+                }
             }
             Err(e) => tracing::warn!(
                 "cannot write the index cache `{}`: {e}",

@@ -3,6 +3,7 @@
 pub mod blob;
 pub mod codec;
 pub mod glob;
+pub mod heap;
 pub mod time;
 pub mod varint;
 
