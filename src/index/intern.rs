@@ -4,6 +4,7 @@
 //! registers; longer keys are compared with the stored string. Different words never share an
 //! id. The terms are stored end to end in one buffer.
 
+use crate::util::huge::HugeVec;
 use rustc_hash::FxHasher;
 use std::hash::Hasher;
 
@@ -28,7 +29,8 @@ struct Slot {
 /// end in one buffer (one allocation, not one per term).
 #[derive(Default)]
 pub struct Interner {
-    slots: Vec<Slot>,
+    /// In huge pages once large: every lookup lands at random in it.
+    slots: HugeVec<Slot>,
     bytes: Vec<u8>,
     /// Start of each term in `bytes`, plus the end of the last.
     ends: Vec<u32>,
@@ -162,7 +164,7 @@ impl Interner {
         while (self.len() + more) * 2 >= size {
             size *= 2;
         }
-        let mut slots = vec![Slot::default(); size];
+        let mut slots = HugeVec::filled(size, Slot::default());
         let mask = size - 1;
         for (id, w) in self.ends.windows(2).enumerate() {
             let bytes = &self.bytes[w[0] as usize..w[1] as usize];
@@ -187,7 +189,7 @@ impl Interner {
             self.ends.push(0);
         }
         let size = (self.slots.len() * 2).max(1024);
-        let mut slots = vec![Slot::default(); size];
+        let mut slots = HugeVec::filled(size, Slot::default());
         let mask = size - 1;
         for s in self.slots.iter().filter(|s| s.id != 0) {
             let full = hash(self.term_bytes(s.id - 1));

@@ -13,6 +13,7 @@ use super::schema::{
 use super::scoring::Bm25;
 use super::tokenizer::Tokenizer;
 use crate::util::blob::{Blob, Column, Text};
+use crate::util::huge::HugeVec;
 use crate::util::varint;
 use rustc_hash::FxHashMap;
 
@@ -283,8 +284,9 @@ const RESERVE_TERMS: usize = 4096;
 #[derive(Default)]
 pub struct SegmentBuilder {
     terms: Interner,
-    /// Per term id, everything indexing touches (one place in memory per token).
-    state: Vec<TermState>,
+    /// Per term id, everything indexing touches (one place in memory per token); in huge pages
+    /// once large.
+    state: HugeVec<TermState>,
     /// Every term's postings.
     pool: Pool,
     doc_terms: Vec<(u32, Tf)>,
@@ -300,7 +302,7 @@ pub struct SegmentBuilder {
 }
 
 /// A term's postings under construction.
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 struct TermState {
     list: List,
     df: u32,
