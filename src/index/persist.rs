@@ -206,8 +206,8 @@ pub fn read_tombstones<R: Source>(d: &mut Decoder<R>, seg: &RawSegment) -> io::R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::SegmentBuilder;
     use crate::index::schema::NewDoc;
-    use crate::index::segment::SegmentBuilder;
     use crate::util::blob::Cursor;
     use std::io::Write;
 

@@ -189,7 +189,11 @@ mod tests {
             v.push((i, i as u32 * 3));
         }
         assert_eq!(v.len(), 400_000);
-        assert!(v.iter().enumerate().all(|(i, &(a, b))| a == i as u64 && b == i as u32 * 3));
+        assert!(
+            v.iter()
+                .enumerate()
+                .all(|(i, &(a, b))| a == i as u64 && b == i as u32 * 3)
+        );
         v.resize(500_000, (7, 7));
         assert_eq!(v[399_999], (399_999, 1_199_997));
         assert_eq!(v[499_999], (7, 7));
