@@ -2,7 +2,8 @@
 //! lists in a byte pool as they are added; [`SegmentBuilder::finish`] sorts the dictionary and
 //! lays everything out as the immutable segment.
 use super::columns::DocColumns;
-use super::intern::{Interner, Terms};
+use super::intern::{self, Interner, Terms};
+use super::lookahead::Lookahead;
 use super::pool::{List, Pool};
 use super::schema::{DocBits, DocMeta, FIELD_TOOLS, FIELDS, NewDoc, Tf, put_tf};
 use super::segment::Segment;
@@ -49,6 +50,8 @@ pub struct SegmentBuilder {
     text: String,
     total_len: u64,
     tokenizer: Tokenizer,
+    /// Terms between the tokenizer and the interner (their slots being prefetched).
+    ahead: Lookahead,
     path_ids: FxHashMap<Box<str>, u32>,
     paths: Vec<Box<str>>,
     path_refs: Vec<(u32, u32, u8)>,
@@ -70,6 +73,36 @@ struct TermState {
 #[inline]
 fn pack(doc: u32, slot: u32) -> u64 {
     (u64::from(doc) + 1) << 32 | u64::from(slot)
+}
+
+/// Counts one occurrence of term `bytes` (of hash `h`) in field `f` of document `d`: interns
+/// it, and adds it to the document's terms or bumps its frequency there.
+#[inline]
+fn count_term(
+    terms: &mut Interner,
+    state: &mut HugeVec<TermState>,
+    doc_terms: &mut Vec<(u32, Tf)>,
+    d: u32,
+    bytes: &[u8],
+    h: u64,
+    f: u8,
+) {
+    let (id, new, extra) = terms.entry_hashed(bytes, h, 0);
+    if new {
+        state.push(TermState {
+            prev_doc: u32::MAX,
+            ..TermState::default()
+        });
+    }
+    let f = usize::from(f);
+    if *extra >> 32 == u64::from(d) + 1 {
+        doc_terms[(*extra & 0xffff_ffff) as usize].1[f] += 1;
+    } else {
+        *extra = pack(d, doc_terms.len() as u32);
+        let mut tf = [0; FIELDS];
+        tf[f] = 1;
+        doc_terms.push((id, tf));
+    }
 }
 
 impl SegmentBuilder {
@@ -104,27 +137,35 @@ impl SegmentBuilder {
                 state,
                 doc_terms,
                 tokenizer,
+                ahead,
                 ..
             } = self;
-            let here = u64::from(d) + 1;
             tokenizer.for_each_term(text, |term| {
                 len += 1;
-                let (id, new, extra) = terms.entry(term, 0);
-                if new {
-                    state.push(TermState {
-                        prev_doc: u32::MAX,
-                        ..TermState::default()
-                    });
+                let bytes = term.as_bytes();
+                let h = intern::hash(bytes);
+                if !Lookahead::fits(bytes) {
+                    while let Some((t, h, f)) = ahead.pop() {
+                        count_term(terms, state, doc_terms, d, t, h, f);
+                    }
+                    count_term(terms, state, doc_terms, d, bytes, h, f as u8);
+                    return;
                 }
-                if *extra >> 32 == here {
-                    doc_terms[(*extra & 0xffff_ffff) as usize].1[f] += 1;
-                } else {
-                    *extra = pack(d, doc_terms.len() as u32);
-                    let mut tf = [0; FIELDS];
-                    tf[f] = 1;
-                    doc_terms.push((id, tf));
+                terms.prefetch(h);
+                if let Some((t, h, f)) = ahead.push(bytes, h, f as u8) {
+                    count_term(terms, state, doc_terms, d, t, h, f);
                 }
             });
+        }
+        let Self {
+            terms,
+            state,
+            doc_terms,
+            ahead,
+            ..
+        } = self;
+        while let Some((t, h, f)) = ahead.pop() {
+            count_term(terms, state, doc_terms, d, t, h, f);
         }
         if self.tokenizer.take_odd() {
             self.odd.set(d);

@@ -4,7 +4,7 @@
 //! registers; longer keys are compared with the stored string. Different words never share an
 //! id. The terms are stored end to end in one buffer.
 
-use crate::util::huge::HugeVec;
+use crate::util::huge::{HugeVec, prefetch};
 use rustc_hash::FxHasher;
 use std::hash::Hasher;
 
@@ -38,7 +38,7 @@ pub struct Interner {
 
 /// The slot hash of a key: rustc's Fx hash (its byte hash handles a 16-byte word per step).
 #[inline]
-fn hash(bytes: &[u8]) -> u64 {
+pub fn hash(bytes: &[u8]) -> u64 {
     let mut h = FxHasher::default();
     h.write(bytes);
     h.finish()
@@ -108,11 +108,27 @@ impl Interner {
     /// Like [`Self::get_or_insert`], with the term's `extra` word (set to `init` when new).
     #[inline]
     pub fn entry(&mut self, term: &str, init: u64) -> (u32, bool, &mut u64) {
+        self.entry_hashed(term.as_bytes(), hash(term.as_bytes()), init)
+    }
+
+    /// Starts bringing the slot where a key of hash `full` is looked for into cache (see
+    /// [`Self::entry_hashed`]).
+    #[inline]
+    pub fn prefetch(&self, full: u64) {
+        if let Some(s) = self
+            .slots
+            .get(full as usize & self.slots.len().wrapping_sub(1))
+        {
+            prefetch(s);
+        }
+    }
+
+    /// [`Self::entry`] of the bytes of a `&str` whose [`hash`] is `full`.
+    #[inline]
+    pub fn entry_hashed(&mut self, bytes: &[u8], full: u64, init: u64) -> (u32, bool, &mut u64) {
         if self.len() * 2 >= self.slots.len() {
             self.grow();
         }
-        let bytes = term.as_bytes();
-        let full = hash(bytes);
         let t = tag(full, bytes.len());
         let key = inline_key(bytes);
         let mask = self.slots.len() - 1;

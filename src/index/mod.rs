@@ -16,6 +16,7 @@ mod columns;
 pub mod facts;
 mod fold;
 pub mod intern;
+mod lookahead;
 pub mod maxscore;
 pub mod persist;
 pub mod phrase;
