@@ -9,7 +9,7 @@ use super::schema::{DocBits, DocMeta, FIELD_TOOLS, FIELDS, NewDoc, Tf, put_tf};
 use super::segment::Segment;
 use super::tokenizer::Tokenizer;
 use crate::util::blob::{Blob, Column, Text};
-use crate::util::huge::HugeVec;
+use crate::util::huge::{HugeVec, prefetch};
 use crate::util::varint;
 use rustc_hash::FxHashMap;
 
@@ -32,6 +32,10 @@ fn sorted_ids(terms: &Terms) -> Vec<u32> {
     });
     keyed.into_iter().map(|(_, id)| id).collect()
 }
+
+/// How many of a document's terms ahead their posting list's tail is prefetched (and twice as
+/// many, their state).
+const PREFETCH_AHEAD: usize = 8;
 
 /// Most new terms a document is given room for before it is read.
 const RESERVE_TERMS: usize = 4096;
@@ -170,7 +174,16 @@ impl SegmentBuilder {
         if self.tokenizer.take_odd() {
             self.odd.set(d);
         }
-        for &(id, tf) in &self.doc_terms {
+        // each term's state and the tail of its posting list are elsewhere in memory: they are
+        // prefetched, the state some terms ahead and the tail (which the state locates) fewer
+        let doc_terms = &self.doc_terms;
+        for (i, &(id, tf)) in doc_terms.iter().enumerate() {
+            if let Some(&(far, _)) = doc_terms.get(i + 2 * PREFETCH_AHEAD) {
+                prefetch(&self.state[far as usize]);
+            }
+            if let Some(&(near, _)) = doc_terms.get(i + PREFETCH_AHEAD) {
+                self.pool.prefetch(&self.state[near as usize].list);
+            }
             let t = &mut self.state[id as usize];
             let delta = if t.prev_doc == u32::MAX {
                 d

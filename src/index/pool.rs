@@ -5,7 +5,7 @@
 //! `realloc` and `free` alone. Appending here never moves a byte; the lists are read back once,
 //! in dictionary order, when the segment is laid out.
 
-use crate::util::huge::HugeVec;
+use crate::util::huge::{HugeVec, prefetch};
 
 /// Bytes of the offset that ends each slice.
 const LINK: usize = 8;
@@ -51,6 +51,14 @@ impl Pool {
         list.tail += 1;
         list.left -= 1;
         self.written += 1;
+    }
+
+    /// Starts bringing the place where `list`'s next byte goes into cache.
+    #[inline]
+    pub fn prefetch(&self, list: &List) {
+        if let Some(b) = self.bytes.get(list.tail as usize) {
+            prefetch(b);
+        }
     }
 
     /// Starts the list's next slice (its first when the list is empty).
