@@ -4,6 +4,7 @@
 //! registers; longer keys are compared with the stored string. Different words never share an
 //! id. The terms are stored end to end in one buffer.
 
+use crate::util::huge::{HugeVec, prefetch};
 use rustc_hash::FxHasher;
 use std::hash::Hasher;
 
@@ -28,7 +29,8 @@ struct Slot {
 /// end in one buffer (one allocation, not one per term).
 #[derive(Default)]
 pub struct Interner {
-    slots: Vec<Slot>,
+    /// In huge pages once large: every lookup lands at random in it.
+    slots: HugeVec<Slot>,
     bytes: Vec<u8>,
     /// Start of each term in `bytes`, plus the end of the last.
     ends: Vec<u32>,
@@ -36,7 +38,7 @@ pub struct Interner {
 
 /// The slot hash of a key: rustc's Fx hash (its byte hash handles a 16-byte word per step).
 #[inline]
-fn hash(bytes: &[u8]) -> u64 {
+pub fn hash(bytes: &[u8]) -> u64 {
     let mut h = FxHasher::default();
     h.write(bytes);
     h.finish()
@@ -106,11 +108,27 @@ impl Interner {
     /// Like [`Self::get_or_insert`], with the term's `extra` word (set to `init` when new).
     #[inline]
     pub fn entry(&mut self, term: &str, init: u64) -> (u32, bool, &mut u64) {
+        self.entry_hashed(term.as_bytes(), hash(term.as_bytes()), init)
+    }
+
+    /// Starts bringing the slot where a key of hash `full` is looked for into cache (see
+    /// [`Self::entry_hashed`]).
+    #[inline]
+    pub fn prefetch(&self, full: u64) {
+        if let Some(s) = self
+            .slots
+            .get(full as usize & self.slots.len().wrapping_sub(1))
+        {
+            prefetch(s);
+        }
+    }
+
+    /// [`Self::entry`] of the bytes of a `&str` whose [`hash`] is `full`.
+    #[inline]
+    pub fn entry_hashed(&mut self, bytes: &[u8], full: u64, init: u64) -> (u32, bool, &mut u64) {
         if self.len() * 2 >= self.slots.len() {
             self.grow();
         }
-        let bytes = term.as_bytes();
-        let full = hash(bytes);
         let t = tag(full, bytes.len());
         let key = inline_key(bytes);
         let mask = self.slots.len() - 1;
@@ -162,7 +180,7 @@ impl Interner {
         while (self.len() + more) * 2 >= size {
             size *= 2;
         }
-        let mut slots = vec![Slot::default(); size];
+        let mut slots = HugeVec::filled(size, Slot::default());
         let mask = size - 1;
         for (id, w) in self.ends.windows(2).enumerate() {
             let bytes = &self.bytes[w[0] as usize..w[1] as usize];
@@ -187,7 +205,7 @@ impl Interner {
             self.ends.push(0);
         }
         let size = (self.slots.len() * 2).max(1024);
-        let mut slots = vec![Slot::default(); size];
+        let mut slots = HugeVec::filled(size, Slot::default());
         let mask = size - 1;
         for s in self.slots.iter().filter(|s| s.id != 0) {
             let full = hash(self.term_bytes(s.id - 1));

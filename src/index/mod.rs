@@ -7,14 +7,16 @@
 //!
 //! Modules, each using only those before it: `schema` (documents and the posting format),
 //! `tokenizer`, `intern`, `pool` (posting lists under construction) and `facts` (the leaves);
-//! `scoring` (BM25 arithmetic); `blockmax`; `columns` (per-document metadata); `segment`; `view`; `persist`; `phrase` (matching
+//! `scoring` (BM25 arithmetic); `blockmax`; `columns` (per-document metadata); `segment` and `builder`; `view`; `persist`; `phrase` (matching
 //! phrases in texts); `query` (syntax and [`Plan`]); `snippet`; `maxscore` (one segment's
 //! scoring) and `topk` (the evaluation).
 pub mod blockmax;
+mod builder;
 mod columns;
 pub mod facts;
 mod fold;
 pub mod intern;
+mod lookahead;
 pub mod maxscore;
 pub mod persist;
 pub mod phrase;
@@ -29,10 +31,11 @@ pub mod tokenizer;
 pub mod topk;
 pub mod view;
 
+pub use builder::SegmentBuilder;
 pub use query::{Plan, PlanTerm};
 pub use schema::{DocMeta, DocText, NewDoc};
 pub use scoring::{Bm25, Hit};
-pub use segment::{Segment, SegmentBuilder};
+pub use segment::Segment;
 pub use stop::Stop;
 pub use tokenizer::Tokenizer;
 pub use topk::{EvalRequest, Evaluation, Lead, Pruning, evaluate};

@@ -210,8 +210,8 @@ pub fn read_tombstones_of<R: Source>(d: &mut Decoder<R>, seg: &Segment) -> io::R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::SegmentBuilder;
     use crate::index::schema::NewDoc;
-    use crate::index::segment::SegmentBuilder;
     use crate::util::blob::Cursor;
     use std::io::Write;
 

@@ -5,6 +5,8 @@
 //! `realloc` and `free` alone. Appending here never moves a byte; the lists are read back once,
 //! in dictionary order, when the segment is laid out.
 
+use crate::util::huge::{HugeVec, prefetch};
+
 /// Bytes of the offset that ends each slice.
 const LINK: usize = 8;
 /// Payload of the first slice; each next slice holds twice as much, up to [`MAX_SLICE`].
@@ -27,7 +29,8 @@ pub struct List {
 /// The pool the lists live in.
 #[derive(Debug, Default)]
 pub struct Pool {
-    bytes: Vec<u8>,
+    /// In huge pages once large: the lists' tails are written at random.
+    bytes: HugeVec<u8>,
     /// Payload bytes written, over all lists.
     written: usize,
 }
@@ -48,6 +51,14 @@ impl Pool {
         list.tail += 1;
         list.left -= 1;
         self.written += 1;
+    }
+
+    /// Starts bringing the place where `list`'s next byte goes into cache.
+    #[inline]
+    pub fn prefetch(&self, list: &List) {
+        if let Some(b) = self.bytes.get(list.tail as usize) {
+            prefetch(b);
+        }
     }
 
     /// Starts the list's next slice (its first when the list is empty).

@@ -1,9 +1,10 @@
 //! Small self-contained helpers shared by every layer: timestamps, globs, varints and a
-//! binary codec, and immutable (possibly mapped) byte buffers.
+//! binary codec, immutable (possibly mapped) byte buffers and huge-page arrays.
 pub mod blob;
 pub mod codec;
 pub mod glob;
 pub mod heap;
+pub mod huge;
 pub mod time;
 pub mod varint;
 

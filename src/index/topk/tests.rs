@@ -1,9 +1,9 @@
 //! Unit tests of top-k selection: block-max pruning returns exactly what scoring every match would.
 use super::*;
+use crate::index::SegmentBuilder;
 use crate::index::query::parse;
 use crate::index::schema::{DocText, NewDoc};
 use crate::index::scoring::by_score;
-use crate::index::segment::SegmentBuilder;
 use crate::index::tokenizer::{Tokenizer, TokenizerConfig};
 use std::sync::Arc;
 

@@ -57,15 +57,15 @@ impl Seen {
     }
 }
 
-/// Whether any of the eight bytes of `w` is a quote, a backslash or below 0x20 (exact for
-/// "any": the lowest byte flagged is always a true one).
+/// The bytes of `w` that are a quote, a backslash or below 0x20, as a mask of their high bits
+/// (exact for the lowest: the lowest byte flagged is always a true one, and every true one is
+/// flagged, so the first special byte is at `trailing_zeros / 8`).
 #[inline]
-fn special(w: u64) -> bool {
+fn special(w: u64) -> u64 {
     const ONES: u64 = u64::MAX / 255;
     let zero = |x: u64| x.wrapping_sub(ONES) & !x;
     let ctrl = w.wrapping_sub(ONES * 0x20) & !w;
     (ctrl | zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\')))) & (ONES << 7)
-        != 0
 }
 
 /// A position in the line.
@@ -108,12 +108,15 @@ impl<'a> Cur<'a> {
             // eight bytes at a time while none is a quote, a backslash or a control character
             while let Some(chunk) = self.b.get(self.i..self.i + 8) {
                 let w = u64::from_le_bytes(chunk.try_into().ok()?);
-                if special(w) {
+                let m = special(w);
+                if m != 0 {
+                    // straight to the first special byte
+                    self.i += (m.trailing_zeros() / 8) as usize;
                     break;
                 }
                 self.i += 8;
             }
-            // then to the special byte (within those eight, or the line's last few)
+            // then to the special byte (found above, or among the line's last few)
             let c = loop {
                 let c = *self.b.get(self.i)?;
                 if c == b'"' || c == b'\\' || c < 0x20 {

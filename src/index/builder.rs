@@ -1,0 +1,338 @@
+//! Building a [`Segment`]: documents are tokenized into an interned dictionary and posting
+//! lists in a byte pool as they are added; [`SegmentBuilder::finish`] sorts the dictionary and
+//! lays everything out as the immutable segment.
+use super::columns::DocColumns;
+use super::intern::{self, Interner, Terms};
+use super::lookahead::Lookahead;
+use super::pool::{List, Pool};
+use super::schema::{DocBits, DocMeta, FIELD_TOOLS, FIELDS, NewDoc, Tf, put_tf};
+use super::segment::Segment;
+use super::tokenizer::Tokenizer;
+use crate::util::blob::{Blob, Column, Text};
+use crate::util::huge::{HugeVec, prefetch};
+use crate::util::varint;
+use rustc_hash::FxHashMap;
+
+/// The term ids in the terms' byte order. Sorted by each term's first 8 bytes (big-endian,
+/// zero-padded) first, so that nearly every comparison is one of two integers held in the
+/// array instead of two strings elsewhere in memory; ties compare the whole terms.
+fn sorted_ids(terms: &Terms) -> Vec<u32> {
+    let mut keyed: Vec<(u64, u32)> = (0..terms.len() as u32)
+        .map(|id| {
+            let t = terms.get(id);
+            let mut head = [0u8; 8];
+            let n = t.len().min(8);
+            head[..n].copy_from_slice(&t[..n]);
+            (u64::from_be_bytes(head), id)
+        })
+        .collect();
+    keyed.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| terms.get(a.1).cmp(terms.get(b.1)))
+    });
+    keyed.into_iter().map(|(_, id)| id).collect()
+}
+
+/// How many of a document's terms ahead their posting list's tail is prefetched (and twice as
+/// many, their state).
+const PREFETCH_AHEAD: usize = 8;
+
+/// Most new terms a document is given room for before it is read.
+const RESERVE_TERMS: usize = 4096;
+
+/// Accumulates documents and produces a [`Segment`].
+#[derive(Default)]
+pub struct SegmentBuilder {
+    terms: Interner,
+    /// Per term id, everything indexing touches (one place in memory per token); in huge pages
+    /// once large.
+    state: HugeVec<TermState>,
+    /// Every term's postings.
+    pool: Pool,
+    doc_terms: Vec<(u32, Tf)>,
+    docs: Vec<DocMeta>,
+    text: String,
+    total_len: u64,
+    tokenizer: Tokenizer,
+    /// Terms between the tokenizer and the interner (their slots being prefetched).
+    ahead: Lookahead,
+    path_ids: FxHashMap<Box<str>, u32>,
+    paths: Vec<Box<str>>,
+    path_refs: Vec<(u32, u32, u8)>,
+    dups: Vec<(u64, u32)>,
+    odd: DocBits,
+}
+
+/// A term's postings under construction.
+#[derive(Clone, Copy, Default)]
+struct TermState {
+    list: List,
+    df: u32,
+    /// Last document with a posting written (`u32::MAX`: none yet).
+    prev_doc: u32,
+}
+
+/// The interner's per-term word while a document is tokenized: the document (+1, 0 = none)
+/// in the high half, the term's position in `doc_terms` in the low half.
+#[inline]
+fn pack(doc: u32, slot: u32) -> u64 {
+    (u64::from(doc) + 1) << 32 | u64::from(slot)
+}
+
+/// Counts one occurrence of term `bytes` (of hash `h`) in field `f` of document `d`: interns
+/// it, and adds it to the document's terms or bumps its frequency there.
+#[inline]
+fn count_term(
+    terms: &mut Interner,
+    state: &mut HugeVec<TermState>,
+    doc_terms: &mut Vec<(u32, Tf)>,
+    d: u32,
+    bytes: &[u8],
+    h: u64,
+    f: u8,
+) {
+    let (id, new, extra) = terms.entry_hashed(bytes, h, 0);
+    if new {
+        state.push(TermState {
+            prev_doc: u32::MAX,
+            ..TermState::default()
+        });
+    }
+    let f = usize::from(f);
+    if *extra >> 32 == u64::from(d) + 1 {
+        doc_terms[(*extra & 0xffff_ffff) as usize].1[f] += 1;
+    } else {
+        *extra = pack(d, doc_terms.len() as u32);
+        let mut tf = [0; FIELDS];
+        tf[f] = 1;
+        doc_terms.push((id, tf));
+    }
+}
+
+impl SegmentBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn doc_count(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Bytes of text held so far.
+    pub fn text_bytes(&self) -> usize {
+        self.text.len()
+    }
+
+    pub fn add(&mut self, doc: &NewDoc) {
+        let d = self.docs.len() as u32;
+        self.doc_terms.clear();
+        // room for the terms a document this long usually brings (a longer one may still
+        // grow the table mid-document)
+        let bytes: usize = doc.fields.iter().map(|t| t.len()).sum();
+        self.terms.reserve_fresh(bytes.min(RESERVE_TERMS), 0);
+        let mut len = 0u32;
+        let text_start = self.text.len() as u64;
+        let mut field_len = [0u32; FIELDS];
+        for (f, text) in doc.fields.iter().enumerate() {
+            self.text.push_str(text);
+            field_len[f] = text.len() as u32;
+            let Self {
+                terms,
+                state,
+                doc_terms,
+                tokenizer,
+                ahead,
+                ..
+            } = self;
+            tokenizer.for_each_term(text, |term| {
+                len += 1;
+                let bytes = term.as_bytes();
+                let h = intern::hash(bytes);
+                if !Lookahead::fits(bytes) {
+                    while let Some((t, h, f)) = ahead.pop() {
+                        count_term(terms, state, doc_terms, d, t, h, f);
+                    }
+                    count_term(terms, state, doc_terms, d, bytes, h, f as u8);
+                    return;
+                }
+                terms.prefetch(h);
+                if let Some((t, h, f)) = ahead.push(bytes, h, f as u8) {
+                    count_term(terms, state, doc_terms, d, t, h, f);
+                }
+            });
+        }
+        let Self {
+            terms,
+            state,
+            doc_terms,
+            ahead,
+            ..
+        } = self;
+        while let Some((t, h, f)) = ahead.pop() {
+            count_term(terms, state, doc_terms, d, t, h, f);
+        }
+        if self.tokenizer.take_odd() {
+            self.odd.set(d);
+        }
+        // each term's state and the tail of its posting list are elsewhere in memory: they are
+        // prefetched, the state some terms ahead and the tail (which the state locates) fewer
+        let doc_terms = &self.doc_terms;
+        for (i, &(id, tf)) in doc_terms.iter().enumerate() {
+            if let Some(&(far, _)) = doc_terms.get(i + 2 * PREFETCH_AHEAD) {
+                prefetch(&self.state[far as usize]);
+            }
+            if let Some(&(near, _)) = doc_terms.get(i + PREFETCH_AHEAD) {
+                self.pool.prefetch(&self.state[near as usize].list);
+            }
+            let t = &mut self.state[id as usize];
+            let delta = if t.prev_doc == u32::MAX {
+                d
+            } else {
+                d - t.prev_doc
+            };
+            let (pool, list) = (&mut self.pool, &mut t.list);
+            varint::put_with(u64::from(delta), |b| pool.push(list, b));
+            put_tf(&tf, |b| pool.push(list, b));
+            t.prev_doc = d;
+            t.df += 1;
+        }
+        for (op, path) in super::facts::files(doc.fields[FIELD_TOOLS]) {
+            let id = match self.path_ids.get(path) {
+                Some(&id) => id,
+                None => {
+                    let id = self.paths.len() as u32;
+                    self.path_ids.insert(path.into(), id);
+                    self.paths.push(path.into());
+                    id
+                }
+            };
+            self.path_refs.push((id, d, op));
+        }
+        if let Some(key) = doc.dup_key.filter(|&k| k != 0) {
+            self.dups.push((key, d));
+        }
+        self.total_len += u64::from(len);
+        self.docs.push(DocMeta {
+            conv: doc.conv,
+            turn: doc.turn,
+            timestamp: doc.timestamp.unwrap_or(i64::MIN),
+            len,
+            text_start,
+            field_len,
+            dup_key: doc.dup_key.unwrap_or(0),
+        });
+    }
+
+    /// Sorts the dictionary and lays postings out contiguously.
+    pub fn finish(self, id: u64) -> Segment {
+        let terms = self.terms.into_terms();
+        let order = sorted_ids(&terms);
+        let total_term_bytes = terms.total_bytes();
+        let total_post = self.pool.written();
+        let mut path_order: Vec<u32> = (0..self.paths.len() as u32).collect();
+        path_order.sort_unstable_by(|&a, &b| self.paths[a as usize].cmp(&self.paths[b as usize]));
+        let mut path_rank = vec![0u32; self.paths.len()];
+        for (rank, &p) in path_order.iter().enumerate() {
+            path_rank[p as usize] = rank as u32;
+        }
+        let mut path_refs: Vec<(u32, u32, u8)> = self
+            .path_refs
+            .iter()
+            .map(|&(p, d, op)| (path_rank[p as usize], d, op))
+            .collect();
+        path_refs.sort_unstable();
+        let mut old_paths = self.paths;
+        let paths: Vec<Box<str>> = path_order
+            .iter()
+            .map(|&p| std::mem::take(&mut old_paths[p as usize]))
+            .collect();
+        let mut dups = self.dups;
+        dups.sort_unstable();
+        let mut term_bytes = Vec::with_capacity(total_term_bytes);
+        let mut term_offsets = Vec::with_capacity(order.len() + 1);
+        let mut post_offsets = Vec::with_capacity(order.len() + 1);
+        let mut dfs = Vec::with_capacity(order.len());
+        let mut postings: Vec<u8> = Vec::with_capacity(total_post);
+        let state = self.state;
+        for &t in &order {
+            let t = t as usize;
+            term_offsets.push(term_bytes.len() as u32);
+            term_bytes.extend_from_slice(terms.get(t as u32));
+            post_offsets.push(postings.len() as u64);
+            self.pool.copy_out(&state[t].list, &mut postings);
+            dfs.push(state[t].df);
+        }
+        term_offsets.push(term_bytes.len() as u32);
+        post_offsets.push(postings.len() as u64);
+        let mut text = self.text;
+        text.shrink_to_fit();
+        let mut seg = Segment {
+            id,
+            paths,
+            path_refs,
+            dup_keys: Column::from(dups.iter().map(|r| r.0).collect::<Vec<_>>()),
+            dup_docs: Column::from(dups.iter().map(|r| r.1).collect::<Vec<_>>()),
+            term_bytes: Blob::from(term_bytes),
+            term_offsets: Column::from(term_offsets),
+            post_offsets: Column::from(post_offsets),
+            dfs: Column::from(dfs),
+            postings: Blob::from(postings),
+            docs: DocColumns::from_metas(&self.docs),
+            odd: self.odd,
+            blockmax: Default::default(),
+            text: Text::from(text),
+            total_len: self.total_len,
+        };
+        seg.derive();
+        seg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::schema::PostingCursor;
+
+    fn doc<'a>(conv: u32, user: &'a str, assistant: &'a str) -> NewDoc<'a> {
+        NewDoc {
+            conv,
+            turn: 0,
+            timestamp: None,
+            dup_key: None,
+            fields: [user, assistant, ""],
+        }
+    }
+
+    #[test]
+    fn builds_postings_with_field_frequencies() {
+        let mut b = SegmentBuilder::new();
+        b.add(&doc(0, "alpha beta", "beta beta"));
+        b.add(&doc(1, "gamma", ""));
+        b.add(&doc(2, "beta", ""));
+        let seg = b.finish(7);
+        assert_eq!(seg.doc_count(), 3);
+        let list = seg.lookup("beta").unwrap();
+        assert_eq!(list.df, 2);
+        let mut c = PostingCursor::new(list);
+        assert_eq!((c.doc, c.tf), (0, [1, 2, 0]));
+        c.next();
+        assert_eq!((c.doc, c.tf), (2, [1, 0, 0]));
+        c.next();
+        assert_eq!(c.doc, u32::MAX);
+        assert!(seg.lookup("delta").is_none());
+        assert_eq!(seg.text(0).assistant, "beta beta");
+        let r = seg.prefix_range("be");
+        assert_eq!(seg.term_str(r.start), "beta");
+        assert_eq!(r.len(), 1);
+    }
+
+    #[test]
+    fn escapes_large_frequencies() {
+        let mut b = SegmentBuilder::new();
+        let many = "x ".repeat(300);
+        b.add(&doc(0, &many, "x"));
+        let seg = b.finish(1);
+        let c = PostingCursor::new(seg.lookup("x").unwrap());
+        assert_eq!(c.tf, [300, 1, 0]);
+    }
+}

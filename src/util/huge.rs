@@ -1,0 +1,232 @@
+//! Growable arrays (and a prefetch hint) for the big tables that are touched at random while a segment is built (the
+//! term interner's slots, the per-term state, the posting pool). Past a couple of MiB they live
+//! in anonymous memory advised to be backed by transparent huge pages: with 4 KiB pages nearly
+//! every random access to a table of tens of MiB also misses the TLB, and the page walks cost a
+//! tenth of the first build. Below that they are ordinary vectors.
+#![allow(unsafe_code)]
+
+use memmap2::{Advice, MmapMut};
+use std::mem::{MaybeUninit, align_of, size_of};
+use std::ops::{Deref, DerefMut};
+
+/// Arrays smaller than this many bytes stay on the heap (a huge page is 2 MiB).
+const MIN_MAP: usize = 2 << 20;
+
+/// A growable array of plain values, in huge pages once large (see the module).
+pub struct HugeVec<T: Copy + Default> {
+    len: usize,
+    store: Store<T>,
+    /// A mapping failed: stay on the heap.
+    heap_only: bool,
+}
+
+enum Store<T> {
+    /// Holds exactly the array's elements.
+    Heap(Vec<T>),
+    /// A mapping whose every element (`cap` of them) is initialised.
+    Map { map: MmapMut, cap: usize },
+}
+
+impl<T: Copy + Default> Default for HugeVec<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Copy + Default> HugeVec<T> {
+    const ALIGNED: () = assert!(align_of::<T>() <= 4096 && size_of::<T>() > 0);
+
+    pub fn new() -> Self {
+        Self {
+            len: 0,
+            store: Store::Heap(Vec::new()),
+            heap_only: false,
+        }
+    }
+
+    /// `len` copies of `value`.
+    pub fn filled(len: usize, value: T) -> Self {
+        let mut v = Self::new();
+        v.resize(len, value);
+        v
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends `value`.
+    #[inline]
+    pub fn push(&mut self, value: T) {
+        self.reserve(self.len + 1);
+        match &mut self.store {
+            Store::Heap(v) => v.push(value),
+            Store::Map { map, cap } => Self::view_mut(map, *cap)[self.len] = value,
+        }
+        self.len += 1;
+    }
+
+    /// Grows (or shrinks) to `len` elements, new ones set to `value`.
+    pub fn resize(&mut self, len: usize, value: T) {
+        self.reserve(len);
+        match &mut self.store {
+            Store::Heap(v) => v.resize(len, value),
+            Store::Map { map, cap } => {
+                if len > self.len {
+                    Self::view_mut(map, *cap)[self.len..len].fill(value);
+                }
+            }
+        }
+        self.len = len;
+    }
+
+    /// Makes room for `total` elements in all: in a mapping once they take [`MIN_MAP`] bytes
+    /// (unless no mapping could be had: then on the heap for good).
+    #[inline]
+    fn reserve(&mut self, total: usize) {
+        let cap = match &self.store {
+            Store::Heap(_) if self.heap_only || total * size_of::<T>() < MIN_MAP => return,
+            Store::Heap(_) => 0,
+            Store::Map { cap, .. } if total <= *cap => return,
+            Store::Map { cap, .. } => *cap,
+        };
+        self.remap(total.max(cap * 2).max(MIN_MAP / size_of::<T>()));
+    }
+
+    /// Moves the elements to a new mapping of `cap` elements.
+    #[cold]
+    fn remap(&mut self, cap: usize) {
+        match Self::mapped(cap) {
+            Ok(mut map) => {
+                Self::view_mut(&mut map, cap)[..self.len].copy_from_slice(self);
+                self.store = Store::Map { map, cap };
+            }
+            Err(e) => {
+                // no mapping to be had: an ordinary vector does the same work, only slower
+                tracing::debug!(error = %e, "huge-page array falls back to the heap");
+                self.store = Store::Heap(self.to_vec());
+                self.heap_only = true;
+            }
+        }
+    }
+
+    /// A fresh mapping of `cap` elements, all `T::default()`.
+    fn mapped(cap: usize) -> std::io::Result<MmapMut> {
+        let () = Self::ALIGNED;
+        let bytes = cap
+            .checked_mul(size_of::<T>())
+            .ok_or_else(|| std::io::Error::other("array too large"))?;
+        let mut map = MmapMut::map_anon(bytes)?;
+        // only a hint: without huge pages the array works the same
+        let _ = map.advise(Advice::HugePage);
+        // SAFETY: the mapping is page-aligned (4096 ≥ align_of::<T>(), checked by `ALIGNED`)
+        // and `bytes` = `cap` elements long; `MaybeUninit<T>` has no validity requirement, so
+        // viewing the zeroed bytes as such is sound, and every element is written below.
+        let uninit = unsafe {
+            std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<MaybeUninit<T>>(), cap)
+        };
+        for x in uninit {
+            x.write(T::default());
+        }
+        Ok(map)
+    }
+
+    /// The `cap` initialised elements of a mapping made by [`Self::mapped`].
+    fn view_mut(map: &mut MmapMut, cap: usize) -> &mut [T] {
+        debug_assert!(map.len() >= cap * size_of::<T>());
+        // SAFETY: `map` was made by `mapped` with room for `cap` elements, aligned for `T`, all
+        // of them initialised there and only ever overwritten with values of `T` since.
+        unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<T>(), cap) }
+    }
+
+    fn view(map: &MmapMut, cap: usize) -> &[T] {
+        debug_assert!(map.len() >= cap * size_of::<T>());
+        // SAFETY: as in `view_mut`.
+        unsafe { std::slice::from_raw_parts(map.as_ptr().cast::<T>(), cap) }
+    }
+}
+
+/// Asks the CPU to bring `x`'s cache line closer (a hint, so that a lookup issued a little
+/// later does not stall on the miss); nothing on other architectures than x86-64.
+#[inline(always)]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing the program sees and never faults; the address comes
+    // from a reference besides.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+impl<T: Copy + Default> std::fmt::Debug for HugeVec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HugeVec(len {})", self.len)
+    }
+}
+
+impl<T: Copy + Default> Deref for HugeVec<T> {
+    type Target = [T];
+
+    #[inline]
+    fn deref(&self) -> &[T] {
+        match &self.store {
+            Store::Heap(v) => v,
+            Store::Map { map, cap } => &Self::view(map, *cap)[..self.len],
+        }
+    }
+}
+
+impl<T: Copy + Default> DerefMut for HugeVec<T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [T] {
+        match &mut self.store {
+            Store::Heap(v) => v,
+            Store::Map { map, cap } => &mut Self::view_mut(map, *cap)[..self.len],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HugeVec;
+
+    #[test]
+    fn grows_from_heap_to_mapping_keeping_values() {
+        let mut v: HugeVec<(u64, u32)> = HugeVec::new();
+        for i in 0..400_000u64 {
+            v.push((i, i as u32 * 3));
+        }
+        assert_eq!(v.len(), 400_000);
+        assert!(
+            v.iter()
+                .enumerate()
+                .all(|(i, &(a, b))| a == i as u64 && b == i as u32 * 3)
+        );
+        v.resize(500_000, (7, 7));
+        assert_eq!(v[399_999], (399_999, 1_199_997));
+        assert_eq!(v[499_999], (7, 7));
+        v[10] = (1, 1);
+        assert_eq!(v[10], (1, 1));
+        v.resize(5, (0, 0));
+        assert_eq!(&v[..], &[(0, 0), (1, 3), (2, 6), (3, 9), (4, 12)]);
+    }
+
+    #[test]
+    fn filled_and_bytes() {
+        let v = HugeVec::filled(3 << 20, 9u8);
+        assert_eq!(v.len(), 3 << 20);
+        assert!(v.iter().all(|&b| b == 9));
+        let mut b: HugeVec<u8> = HugeVec::default();
+        assert!(b.is_empty());
+        b.resize(10, 1);
+        b.resize(5 << 20, 2);
+        assert_eq!((b[9], b[10], b[(5 << 20) - 1]), (1, 2, 2));
+    }
+}
