@@ -180,17 +180,27 @@ impl Catalog {
     /// Installs another server's conversations as they are (ids already resolved there):
     /// every old id of the changed slots is released first, then the new ones are taken.
     pub fn replace_exact(&mut self, changes: Vec<(ConvId, Option<Conversation>)>) {
-        for (conv, _) in &changes {
+        // the id map is shared with published snapshots: it is copied only when an id comes,
+        // goes or moves (not when a conversation keeps its id, as on every append)
+        let kept = |cat: &Catalog, conv: ConvId, new: &Option<Conversation>| {
+            new.as_ref().is_some_and(|c| {
+                cat.get(conv).is_some_and(|o| o.id == c.id) && cat.by_id.get(&c.id) == Some(&conv)
+            })
+        };
+        let kept: Vec<bool> = changes.iter().map(|(c, n)| kept(self, *c, n)).collect();
+        for ((conv, _), &kept) in changes.iter().zip(&kept) {
             if let Some(old) = self.get(*conv).cloned() {
-                if self.by_id.get(&old.id) == Some(conv) {
+                if !kept && self.by_id.get(&old.id) == Some(conv) {
                     Arc::make_mut(&mut self.by_id).remove(&old.id);
                 }
                 Arc::make_mut(&mut self.slots)[*conv as usize] = None;
             }
         }
-        for (conv, new) in changes {
+        for ((conv, new), kept) in changes.into_iter().zip(kept) {
             let Some(c) = new else { continue };
-            Arc::make_mut(&mut self.by_id).insert(c.id.clone(), conv);
+            if !kept {
+                Arc::make_mut(&mut self.by_id).insert(c.id.clone(), conv);
+            }
             let slots = Arc::make_mut(&mut self.slots);
             if slots.len() <= conv as usize {
                 slots.resize(conv as usize + 1, None);

@@ -308,15 +308,22 @@ impl Writer {
             let Some(i) = index_of(&entry.src.path, entry.src.format) else {
                 continue;
             };
-            let turns: u64 = entry
-                .convs
-                .iter()
-                .filter_map(|&(_, c)| self.catalog.get(c))
-                .map(|c| u64::from(c.turn_count))
-                .sum();
+            let mut turns = 0;
+            for c in entry.convs.iter().filter_map(|&(_, c)| self.catalog.get(c)) {
+                turns += u64::from(c.turn_count);
+                // a followed conversation's file is this one: counted here, not looked up
+                if c.followed {
+                    if c.is_subagent() {
+                        out[i].subagents += 1;
+                    } else {
+                        out[i].sessions += 1;
+                    }
+                }
+            }
             rows.push((i, turns, entry));
         }
-        for conv in self.catalog.iter() {
+        // the conversations no followed file holds (kept by the store)
+        for conv in self.catalog.iter().filter(|c| !c.followed) {
             if let Some(i) = index_of(&conv.file.path, conv.file.format) {
                 if conv.is_subagent() {
                     out[i].subagents += 1;
@@ -327,13 +334,15 @@ impl Writer {
         }
         // files that yield no turn although they hold record types we do not know: drift
         let mut drifted: Vec<(u64, BTreeSet<&str>)> = vec![(0, BTreeSet::new()); out.len()];
+        // counted by borrowed name first: this runs on every update, over every file
+        let mut unknown: Vec<BTreeMap<&str, u64>> = vec![BTreeMap::new(); out.len()];
         for (i, turns, entry) in rows {
             let h = &mut out[i];
             h.files += 1;
             h.turns += turns;
             h.skipped_lines += entry.state.skipped;
             for (kind, n) in &entry.state.unknown {
-                *h.unknown_records.entry(kind.clone()).or_default() += n;
+                *unknown[i].entry(kind.as_str()).or_default() += n;
             }
             if turns == 0 {
                 h.files_without_turns += 1;
@@ -344,6 +353,9 @@ impl Writer {
                         .extend(entry.state.unknown.iter().map(|(k, _)| k.as_str()));
                 }
             }
+        }
+        for (h, counts) in out.iter_mut().zip(unknown) {
+            h.unknown_records = counts.into_iter().map(|(k, n)| (k.to_owned(), n)).collect();
         }
         for (h, (files, kinds)) in out.iter_mut().zip(drifted) {
             if files > 0 {

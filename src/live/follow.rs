@@ -10,8 +10,10 @@ use std::fs::File;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 
-/// How often a follower looks for a new generation and for a free writer lock.
+/// How often a follower looks for a new generation.
 pub const FOLLOW_POLL: Duration = Duration::from_millis(100);
+/// A follower tries the writer lock every this many polls (a takeover within half a second).
+const LOCK_EVERY: u32 = 5;
 
 /// How following ended.
 pub enum Followed {
@@ -31,6 +33,7 @@ pub fn follow(
     status.set_role(Role::Follower);
     let mut seen: Option<BaseStamp> = None;
     let mut loaded = false;
+    let mut polls: u32 = 0;
     loop {
         // a base of another lineage (a new writer's, or the first one) replaces the state
         let stamp = cache.base_stamp();
@@ -71,7 +74,13 @@ pub fn follow(
             writer.follow_deltas(cache);
         }
         status.set_followed(writer.generation_on_disk());
-        match cache.try_lock_writer() {
+        polls += 1;
+        let lock = if polls % LOCK_EVERY == 1 {
+            cache.try_lock_writer()
+        } else {
+            Ok(None)
+        };
+        match lock {
             Ok(Some(lock)) => {
                 // the last writer may have published once more before it let go
                 if writer.has_base() {
