@@ -8,12 +8,14 @@ use crate::cache::gens::BaseStamp;
 use crate::corpus::writer::Writer;
 use std::fs::File;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// How often a follower looks for a new generation.
+/// How often a follower looks for a new generation when the generations directory cannot be
+/// watched (otherwise a new delta file wakes it at once; the poll stays as a safety net).
 pub const FOLLOW_POLL: Duration = Duration::from_millis(100);
-/// A follower tries the writer lock every this many polls (a takeover within half a second).
-const LOCK_EVERY: u32 = 5;
+const FOLLOW_POLL_WATCHED: Duration = Duration::from_millis(500);
+/// A follower tries the writer lock every this long (a takeover within half a second).
+const LOCK_EVERY: Duration = Duration::from_millis(500);
 
 /// How following ended.
 pub enum Followed {
@@ -28,12 +30,18 @@ pub fn follow(
     writer: &mut Writer,
     cache: &Cache,
     status: &LiveStatus,
-    rx: &Receiver<Wake>,
+    (tx, rx): (&Sender<Wake>, &Receiver<Wake>),
 ) -> Followed {
     status.set_role(Role::Follower);
+    let watcher = watch_gens(cache, tx.clone());
+    let poll = if watcher.is_some() {
+        FOLLOW_POLL_WATCHED
+    } else {
+        FOLLOW_POLL
+    };
+    let mut next_lock = Instant::now();
     let mut seen: Option<BaseStamp> = None;
     let mut loaded = false;
-    let mut polls: u32 = 0;
     loop {
         // a base of another lineage (a new writer's, or the first one) replaces the state
         let stamp = cache.base_stamp();
@@ -74,8 +82,8 @@ pub fn follow(
             writer.follow_deltas(cache);
         }
         status.set_followed(writer.generation_on_disk());
-        polls += 1;
-        let lock = if polls % LOCK_EVERY == 1 {
+        let lock = if Instant::now() >= next_lock {
+            next_lock = Instant::now() + LOCK_EVERY;
             cache.try_lock_writer()
         } else {
             Ok(None)
@@ -91,10 +99,40 @@ pub fn follow(
             Ok(None) => {}
             Err(e) => tracing::warn!("cannot take the index writer lock: {e}"),
         }
-        match rx.recv_timeout(FOLLOW_POLL) {
+        let wait = poll.min(next_lock.saturating_duration_since(Instant::now()));
+        match rx.recv_timeout(wait) {
             Ok(Wake::Stop(done)) => return Followed::Stop(done),
-            Ok(Wake::Fs(_)) | Err(RecvTimeoutError::Timeout) => {}
+            Ok(Wake::Fs(_)) => {
+                // a burst of events (temporary file, rename) is one wake-up
+                for w in rx.try_iter() {
+                    if let Wake::Stop(done) = w {
+                        return Followed::Stop(done);
+                    }
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => std::thread::sleep(FOLLOW_POLL),
+        }
+    }
+}
+
+/// Watches the generations directory so that a new delta wakes the follower at once (`None`
+/// when it cannot be watched: then it is polled).
+fn watch_gens(
+    cache: &Cache,
+    tx: Sender<Wake>,
+) -> Option<notify_debouncer_full::notify::RecommendedWatcher> {
+    use notify_debouncer_full::notify::{self, RecursiveMode, Watcher};
+    let dir = cache.gens_dir();
+    let mut w = notify::recommended_watcher(move |event| {
+        let _ = tx.send(Wake::Fs(event));
+    })
+    .ok()?;
+    match w.watch(&dir, RecursiveMode::NonRecursive) {
+        Ok(()) => Some(w),
+        Err(e) => {
+            tracing::debug!("polling `{}` for generations: {e}", dir.display());
+            None
         }
     }
 }

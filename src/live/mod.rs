@@ -85,7 +85,7 @@ pub fn run(
                     // another server stores what it reads; this one only reads the store
                     writer.open_archive_reader(a);
                 }
-                match follow::follow(&mut writer, c, status, &rx) {
+                match follow::follow(&mut writer, c, status, (&tx, &rx)) {
                     follow::Followed::Stop(done) => {
                         let _ = done.send(());
                         return;
