@@ -379,7 +379,7 @@ impl Writer {
         self.gens.mark(&self.catalog, &self.view);
         // the last reference to the built index goes with the snapshot replaced here
         self.publish_as_is(Instant::now());
-        crate::util::heap::release_free_memory();
+        crate::util::huge::release_free_memory();
         Ok(true)
     }
 

@@ -1,5 +1,6 @@
-//! Growable arrays (and a prefetch hint) for the big tables that are touched at random while a segment is built (the
-//! term interner's slots, the per-term state, the posting pool). Past a couple of MiB they live
+//! Memory for big tables: growable arrays (and a prefetch hint) for the tables touched at
+//! random while a segment is built (the term interner's slots, the per-term state, the
+//! posting pool), and giving freed heap back once a built index is dropped. Past a couple of MiB they live
 //! in anonymous memory advised to be backed by transparent huge pages: with 4 KiB pages nearly
 //! every random access to a table of tens of MiB also misses the TLB, and the page walks cost a
 //! tenth of the first build. Below that they are ordinary vectors.
@@ -189,6 +190,23 @@ impl<T: Copy + Default> DerefMut for HugeVec<T> {
         match &mut self.store {
             Store::Heap(v) => v,
             Store::Map { map, cap } => &mut Self::view_mut(map, *cap)[..self.len],
+        }
+    }
+}
+
+/// Returns free heap pages to the system. glibc keeps memory freed by worker threads in their
+/// arenas (hundreds of MB after a large build); musl and the others return it as they free,
+/// so there this does nothing.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        unsafe extern "C" {
+            fn malloc_trim(pad: usize) -> std::ffi::c_int;
+        }
+        // SAFETY: `malloc_trim` takes no pointer, only walks glibc's own arenas, and is safe
+        // to call from any thread at any time.
+        unsafe {
+            malloc_trim(0);
         }
     }
 }

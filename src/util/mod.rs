@@ -3,7 +3,6 @@
 pub mod blob;
 pub mod codec;
 pub mod glob;
-pub mod heap;
 pub mod huge;
 pub mod time;
 pub mod varint;
