@@ -140,8 +140,8 @@ fn a_follower_started_during_the_first_build_completes_from_the_writers_index() 
     );
     wait_status(&writer, "build started", |st| st["build"].is_object());
     let follower = spawn(&corpus, cache_dir.path(), &[]);
-    let early = follower.index_status();
-    assert_eq!(early["sharing"]["role"], "follower", "{early}");
+    // its indexer thread takes its role just after start (`alone` until then)
+    let early = wait_role(&follower, "follower");
     assert_eq!(early["complete"], false, "{early}");
     writer.wait_ready();
     let st = common::poll_until_desc("follower complete", DEADLINE, || {
@@ -168,4 +168,70 @@ fn servers_with_and_without_history_do_not_follow_each_other() {
     without.wait_ready();
     assert_eq!(role(&with_store), "writer");
     assert_eq!(role(&without), "writer");
+}
+
+/// Waits until `c` has applied `generation` (its `index_status.sharing.generation`).
+fn wait_generation(c: &McpClient, generation: u64) -> Value {
+    wait_status(c, &format!("shared generation >= {generation}"), |st| {
+        st["sharing"]["generation"].as_u64().unwrap_or(0) >= generation
+    })
+}
+
+#[test]
+fn followers_stay_identical_through_merges_deletions_and_rewrites() {
+    let corpus = Corpus::new();
+    let cache_dir = tempfile::tempdir().expect("cache dir");
+    let writer = spawn(&corpus, cache_dir.path(), &[]);
+    writer.wait_ready();
+    wait_written(&writer);
+    let follower = spawn(&corpus, cache_dir.path(), &[]);
+    follower.wait_ready();
+    wait_role(&follower, "follower");
+
+    let settle = |word: &str| {
+        wait_hits(&writer, word);
+        let st = wait_status(&writer, "no pending change", |st| {
+            num(st, "pending_changes") == 0
+        });
+        wait_generation(&follower, num(&st["sharing"], "generation"));
+    };
+    // one update each: more small segments than the writer keeps, so it merges them
+    let mut live = corpus.writer("-home-dev-churn", &common::ids::new_uuid());
+    for i in 0..16 {
+        let word = format!("Churnword{i}x");
+        live.exchange(&format!("{word} turn {i}"), "ok");
+        settle(&word);
+    }
+    let st = writer.index_status();
+    assert!(num(&st, "segments") < 16, "the updates were merged: {st}");
+    // a sub-agent of the live session
+    let mut sub = corpus
+        .dir
+        .project("-home-dev-churn")
+        .subagent_flat("a1b2c3d", live.session_id());
+    sub.exchange("Subwordzeta inside a sub-agent", "done");
+    settle("Subwordzeta");
+    // a session deleted (its turns stay, from the store) and one rewritten shorter
+    let sessions = corpus.sessions();
+    std::fs::remove_file(&sessions[0]).expect("delete a session");
+    let mut rewritten = corpus.writer_for(&sessions[1]);
+    std::fs::write(&sessions[1], b"").expect("truncate");
+    rewritten.exchange("Rewordomega after the rewrite", "ok");
+    settle("Rewordomega");
+
+    let words = ["Churnword3x", "Churnword15x", "Subwordzeta", "Rewordomega"];
+    assert_same(
+        &observe(&writer, &words),
+        &observe(&follower, &words),
+        "follower after merges, a deletion and a rewrite",
+    );
+    // a server started now restores the cache file and the generations after it
+    let late = spawn(&corpus, cache_dir.path(), &[]);
+    late.wait_ready();
+    wait_role(&late, "follower");
+    assert_same(
+        &observe(&writer, &words),
+        &observe(&late, &words),
+        "a follower started late",
+    );
 }
