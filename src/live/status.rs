@@ -38,16 +38,6 @@ pub enum Role {
     Follower,
 }
 
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Alone => "alone",
-            Role::Writer => "writer",
-            Role::Follower => "follower",
-        }
-    }
-}
-
 /// Live-index state shared between the indexer thread and the tools.
 #[derive(Debug, Default)]
 pub struct LiveStatus {

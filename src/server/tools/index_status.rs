@@ -59,14 +59,23 @@ impl From<CacheReport> for CacheOut {
     }
 }
 
+/// This server's part in sharing the index: `writer` (indexes transcripts, publishes
+/// generations), `follower` (switches to the writer's generations, indexes nothing; takes over
+/// when the writer exits) or `alone` (no shared cache).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(crate = "rmcp::schemars")]
+pub enum SharingRole {
+    Writer,
+    Follower,
+    Alone,
+}
+
 /// This server's part in sharing the index.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct SharingOut {
-    /// `writer` (reads transcripts, publishes generations), `follower` (switches to the
-    /// writer's generations and reads no transcript; takes over when the writer exits) or
-    /// `alone` (no shared cache).
-    pub role: String,
+    pub role: SharingRole,
     /// The shared generation published (writer) or followed (follower) last.
     pub generation: u64,
 }
@@ -241,7 +250,11 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
         projects_dir: default_root.map(|r| r.dir.display().to_string()),
         pattern: default_root.map(|r| r.pattern.as_str().to_owned()),
         sharing: Some(SharingOut {
-            role: live.role().0.as_str().to_owned(),
+            role: match live.role().0 {
+                crate::live::Role::Writer => SharingRole::Writer,
+                crate::live::Role::Follower => SharingRole::Follower,
+                crate::live::Role::Alone => SharingRole::Alone,
+            },
             generation: live.role().1.1,
         }),
         watching: live.watching(),
