@@ -7,13 +7,12 @@
 //! the whole ordered list of segment ids with the tombstones of those whose dead documents
 //! changed, and the new segments themselves (read back as views of the mapped file, so every
 //! follower shares their pages).
-use super::catalog::{ConvId, Conversation};
+use super::catalog::ConvId;
 use super::gens::{SEG_NEW, SEG_SAME};
-use super::saved::{put_saved, put_source};
+use super::saved::{put_conv_fields, put_saved, put_source};
 use super::writer::Writer;
 use crate::cache::Cache;
 use crate::index::persist::{write_segment, write_tombstones};
-use crate::store::record::put_meta;
 use crate::util::codec::Encoder;
 use std::collections::BTreeSet;
 use std::io::{self, Write};
@@ -107,7 +106,7 @@ impl Writer {
             match self.catalog.get(conv) {
                 Some(c) => {
                     e.bool(true)?;
-                    put_conversation(&mut e, c)?;
+                    put_conv_fields(&mut e, c, None)?;
                 }
                 None => e.bool(false)?,
             }
@@ -134,18 +133,4 @@ impl Writer {
         w.write_all(&sum.to_le_bytes())?;
         w.write_all(&len.to_le_bytes())
     }
-}
-
-/// A conversation as a delta holds it (its file's description inline).
-fn put_conversation<W: Write>(e: &mut Encoder<W>, c: &Conversation) -> io::Result<()> {
-    e.str(&c.id)?;
-    e.opt_str(c.parent.as_deref())?;
-    put_meta(e, &c.meta)?;
-    e.u32(c.turn_count)?;
-    e.column(&c.turn_offsets)?;
-    e.u64(c.end_offset)?;
-    e.u32(c.source_turns)?;
-    e.bool(c.followed)?;
-    e.opt_i64(c.gone_since)?;
-    put_source(e, &c.file)
 }

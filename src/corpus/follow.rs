@@ -5,12 +5,11 @@ use super::books::ConvBook;
 use super::catalog::{ConvId, Conversation};
 use super::gens::{SEG_DEAD, SEG_NEW, SEG_SAME};
 use super::ingest::{FileState, SavedState};
-use super::saved::{get_saved, get_source};
+use super::saved::{get_conv_fields, get_saved, get_source};
 use super::writer::{FileEntry, Writer};
 use crate::cache::{Cache, CacheStart};
 use crate::index::persist::{read_segment, read_tombstones, read_tombstones_of};
 use crate::index::{IndexView, SegView, Segment, Tombstones};
-use crate::store::record::get_meta;
 use crate::transcript::SourceFile;
 use crate::util::codec::{Decoder, Source, corrupt};
 use std::io;
@@ -180,7 +179,7 @@ impl Writer {
                 return Err(corrupt("conversation id"));
             }
             let c = if d.bool()? {
-                Some(get_conversation(d, conv)?)
+                Some(get_conv_fields(d, conv, None)?)
             } else {
                 None
             };
@@ -389,34 +388,4 @@ impl Writer {
         self.index_unfollowed();
         self.poll()
     }
-}
-
-/// A conversation as [`super::delta`] wrote it.
-fn get_conversation<R: Source>(d: &mut Decoder<R>, conv: ConvId) -> io::Result<Conversation> {
-    let id = d.string()?;
-    let parent = d.opt_string()?;
-    let meta = get_meta(d)?;
-    let turn_count = d.u32()?;
-    let turn_offsets = d.column()?;
-    let end_offset = d.u64()?;
-    let source_turns = d.u32()?;
-    let followed = d.bool()?;
-    let gone_since = d.opt_i64()?;
-    let file = Arc::new(get_source(d)?);
-    if (followed && turn_offsets.len() != source_turns as usize) || source_turns > turn_count {
-        return Err(corrupt("conversation"));
-    }
-    Ok(Conversation {
-        conv,
-        id,
-        file,
-        parent,
-        meta,
-        turn_count,
-        turn_offsets,
-        end_offset,
-        source_turns,
-        followed,
-        gone_since,
-    })
 }

@@ -1,7 +1,8 @@
 //! The head section of the persistent index: the catalog (every file with what was read of it
 //! and the conversations it holds; every conversation's metadata, turn count and turn offsets),
 //! without where the documents live nor the segments, so a reader that needs only the catalog
-//! decodes nothing else.
+//! decodes nothing else. Its conversation entry is also the deltas' (`delta`, `follow`), which
+//! name the file differently.
 use super::catalog::{ConvId, Conversation};
 use super::ingest::{FileState, Fingerprint, SavedState};
 use super::writer::Writer;
@@ -101,22 +102,7 @@ impl Writer {
         e.varint(convs.len() as u64)?;
         for c in convs {
             e.u32(c.conv)?;
-            e.str(&c.id)?;
-            // one past the last file: the description follows inline (a store-only
-            // conversation, whose file is not followed)
-            let index = file_index.get(c.file.path.as_path()).copied();
-            e.varint(index.unwrap_or(self.files.len() as u64))?;
-            e.opt_str(c.parent.as_deref())?;
-            put_meta(&mut e, &c.meta)?;
-            e.u32(c.turn_count)?;
-            e.column(&c.turn_offsets)?;
-            e.u64(c.end_offset)?;
-            e.u32(c.source_turns)?;
-            e.bool(c.followed)?;
-            e.opt_i64(c.gone_since)?;
-            if index.is_none() {
-                put_source(&mut e, &c.file)?;
-            }
+            put_conv_fields(&mut e, c, Some(&file_index))?;
         }
         Ok(e.into_inner())
     }
@@ -224,40 +210,11 @@ fn decode_head<R: Source>(d: &mut Decoder<R>) -> io::Result<Head> {
     let mut convs = Vec::new();
     for _ in 0..d.length()? {
         let conv = d.u32()?;
-        let id = d.string()?;
-        let file_index = d.varint()?;
-        let parent = d.opt_string()?;
-        let meta = get_meta(d)?;
-        let turn_count = d.u32()?;
-        let turn_offsets = d.column()?;
-        let end_offset = d.u64()?;
-        let source_turns = d.u32()?;
-        let followed = d.bool()?;
-        let gone_since = d.opt_i64()?;
-        let file = match sources.get(file_index as usize) {
-            Some(f) => Arc::clone(f),
-            None if file_index == sources.len() as u64 => Arc::new(get_source(d)?),
-            None => return Err(corrupt("file index")),
-        };
-        if conv >= next_conv
-            || (followed && turn_offsets.len() != source_turns as usize)
-            || source_turns > turn_count
-        {
+        let c = get_conv_fields(d, conv, Some(&sources))?;
+        if conv >= next_conv {
             return Err(corrupt("conversation"));
         }
-        convs.push(Conversation {
-            conv,
-            id,
-            file,
-            parent,
-            meta,
-            turn_count,
-            turn_offsets,
-            end_offset,
-            source_turns,
-            followed,
-            gone_since,
-        });
+        convs.push(c);
     }
     Ok(Head {
         files,
@@ -267,5 +224,87 @@ fn decode_head<R: Source>(d: &mut Decoder<R>) -> io::Result<Head> {
         sharing,
         chain,
         seq,
+    })
+}
+
+/// A conversation's entry after its internal id (written by the caller, with whatever precedes it),
+/// shared by the head and the deltas. Its file is named by index into the head's file table
+/// (`table`, the head's), one past the last meaning the file's description follows the entry
+/// (a store-only conversation, whose file is not followed); without a table (a delta) the
+/// description always follows.
+pub(super) fn put_conv_fields<W: Write>(
+    e: &mut Encoder<W>,
+    c: &Conversation,
+    table: Option<&HashMap<&Path, u64>>,
+) -> io::Result<()> {
+    e.str(&c.id)?;
+    let inline = match table {
+        Some(table) => {
+            let index = table.get(c.file.path.as_path()).copied();
+            e.varint(index.unwrap_or(table.len() as u64))?;
+            index.is_none()
+        }
+        None => true,
+    };
+    e.opt_str(c.parent.as_deref())?;
+    put_meta(e, &c.meta)?;
+    e.u32(c.turn_count)?;
+    e.column(&c.turn_offsets)?;
+    e.u64(c.end_offset)?;
+    e.u32(c.source_turns)?;
+    e.bool(c.followed)?;
+    e.opt_i64(c.gone_since)?;
+    if inline {
+        put_source(e, &c.file)?;
+    }
+    Ok(())
+}
+
+/// A conversation entry as [`put_conv_fields`] wrote it, given its internal id (read by the
+/// caller) and the head's file table (`None` for a delta).
+pub(super) fn get_conv_fields<R: Source>(
+    d: &mut Decoder<R>,
+    conv: ConvId,
+    table: Option<&[Arc<SourceFile>]>,
+) -> io::Result<Conversation> {
+    let id = d.string()?;
+    let file = match table {
+        Some(table) => {
+            let index = d.varint()?;
+            match table.get(index as usize) {
+                Some(f) => Some(Arc::clone(f)),
+                None if index == table.len() as u64 => None,
+                None => return Err(corrupt("file index")),
+            }
+        }
+        None => None,
+    };
+    let parent = d.opt_string()?;
+    let meta = get_meta(d)?;
+    let turn_count = d.u32()?;
+    let turn_offsets = d.column()?;
+    let end_offset = d.u64()?;
+    let source_turns = d.u32()?;
+    let followed = d.bool()?;
+    let gone_since = d.opt_i64()?;
+    let file = match file {
+        Some(f) => f,
+        None => Arc::new(get_source(d)?),
+    };
+    if (followed && turn_offsets.len() != source_turns as usize) || source_turns > turn_count {
+        return Err(corrupt("conversation"));
+    }
+    Ok(Conversation {
+        conv,
+        id,
+        file,
+        parent,
+        meta,
+        turn_count,
+        turn_offsets,
+        end_offset,
+        source_turns,
+        followed,
+        gone_since,
     })
 }
