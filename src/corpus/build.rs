@@ -187,9 +187,13 @@ fn worker(work: &Shared, tx: Sender<Chunk>) {
     let mut read: Vec<Read> = Vec::new();
     let mut wait = FIRST_HANDOVER;
     let mut since = Instant::now();
-    let finish = |batch: Batch| {
+    // the builder is kept from segment to segment: its tables stay resident
+    let finish = |batch: &mut Batch| {
         let id = work.seg_base.fetch_add(1, Ordering::Relaxed);
-        (batch.builder.finish(id), batch.docs)
+        (
+            batch.builder.finish_reuse(id),
+            std::mem::take(&mut batch.docs),
+        )
     };
     loop {
         let i = work.next.fetch_add(1, Ordering::Relaxed);
@@ -237,7 +241,7 @@ fn worker(work: &Shared, tx: Sender<Chunk>) {
             let segments = if batch.docs.is_empty() {
                 Vec::new()
             } else {
-                vec![finish(std::mem::take(&mut batch))]
+                vec![finish(&mut batch)]
             };
             if tx.send((segments, std::mem::take(&mut read))).is_err() {
                 return;
@@ -250,7 +254,7 @@ fn worker(work: &Shared, tx: Sender<Chunk>) {
     let segments = if batch.docs.is_empty() {
         Vec::new()
     } else {
-        vec![finish(batch)]
+        vec![finish(&mut batch)]
     };
     let _ = tx.send((segments, read));
 }

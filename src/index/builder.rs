@@ -103,6 +103,10 @@ fn count_term(
         doc_terms[(*extra & 0xffff_ffff) as usize].1[f] += 1;
     } else {
         *extra = pack(d, doc_terms.len() as u32);
+        // its state is read once the document is tokenized: start bringing it in now
+        if let Some(s) = state.get(id as usize) {
+            prefetch(s);
+        }
         let mut tf = [0; FIELDS];
         tf[f] = 1;
         doc_terms.push((id, tf));
@@ -224,9 +228,30 @@ impl SegmentBuilder {
     }
 
     /// Sorts the dictionary and lays postings out contiguously.
-    pub fn finish(self, id: u64) -> Segment {
-        let terms = self.terms.into_terms();
-        let order = sorted_ids(&terms);
+    pub fn finish(mut self, id: u64) -> Segment {
+        let terms = std::mem::take(&mut self.terms).into_terms();
+        self.lay_out(id, &terms)
+    }
+
+    /// [`Self::finish`], leaving the builder empty for the next segment with its big tables
+    /// kept: the interner's slots, the per-term state and the posting pool stay resident, so a
+    /// worker of the first build does not fault in and zero fresh memory for every segment.
+    pub fn finish_reuse(&mut self, id: u64) -> Segment {
+        let terms = self.terms.take_terms();
+        let seg = self.lay_out(id, &terms);
+        self.state.clear();
+        self.pool.clear();
+        self.docs.clear();
+        self.path_ids.clear();
+        self.path_refs.clear();
+        self.total_len = 0;
+        seg
+    }
+
+    /// The segment of what was added (`terms`: the interner's terms, taken out); takes the
+    /// text, paths, duplicate keys and marks out of the builder.
+    fn lay_out(&mut self, id: u64, terms: &Terms) -> Segment {
+        let order = sorted_ids(terms);
         let total_term_bytes = terms.total_bytes();
         let total_post = self.pool.written();
         let mut path_order: Vec<u32> = (0..self.paths.len() as u32).collect();
@@ -241,19 +266,19 @@ impl SegmentBuilder {
             .map(|&(p, d, op)| (path_rank[p as usize], d, op))
             .collect();
         path_refs.sort_unstable();
-        let mut old_paths = self.paths;
+        let mut old_paths = std::mem::take(&mut self.paths);
         let paths: Vec<Box<str>> = path_order
             .iter()
             .map(|&p| std::mem::take(&mut old_paths[p as usize]))
             .collect();
-        let mut dups = self.dups;
+        let mut dups = std::mem::take(&mut self.dups);
         dups.sort_unstable();
         let mut term_bytes = Vec::with_capacity(total_term_bytes);
         let mut term_offsets = Vec::with_capacity(order.len() + 1);
         let mut post_offsets = Vec::with_capacity(order.len() + 1);
         let mut dfs = Vec::with_capacity(order.len());
         let mut postings: Vec<u8> = Vec::with_capacity(total_post);
-        let state = self.state;
+        let state = &self.state;
         for &t in &order {
             let t = t as usize;
             term_offsets.push(term_bytes.len() as u32);
@@ -264,7 +289,7 @@ impl SegmentBuilder {
         }
         term_offsets.push(term_bytes.len() as u32);
         post_offsets.push(postings.len() as u64);
-        let mut text = self.text;
+        let mut text = std::mem::take(&mut self.text);
         text.shrink_to_fit();
         let mut seg = Segment {
             id,
@@ -278,7 +303,7 @@ impl SegmentBuilder {
             dfs: Column::from(dfs),
             postings: Blob::from(postings),
             docs: DocColumns::from_metas(&self.docs),
-            odd: self.odd,
+            odd: std::mem::take(&mut self.odd),
             blockmax: Default::default(),
             text: Text::from(text),
             total_len: self.total_len,
@@ -301,6 +326,63 @@ mod tests {
             dup_key: None,
             fields: [user, assistant, ""],
         }
+    }
+
+    /// The documents of one segment of [`a_reused_builder_lays_out_what_a_fresh_one_does`]:
+    /// overlapping vocabularies, tool paths, duplicate keys and a marked turn, so that every
+    /// table the builder keeps or takes out is exercised.
+    fn batch(seed: usize, n: usize) -> Vec<(String, String, String, Option<u64>)> {
+        (0..n)
+            .map(|i| {
+                let k = seed * 1000 + i;
+                let odd = if i % 50 == 0 { " ke\u{301}rr" } else { "" };
+                (
+                    format!("word{} shared common{} t{k}{odd}", k % 97, i % 5),
+                    format!("reply{} shared longerthansixteenbytes{}", k % 13, k % 3),
+                    format!("Read src/f{}.rs", k % 7),
+                    (i % 4 == 0).then_some(k as u64 + 1),
+                )
+            })
+            .collect()
+    }
+
+    fn add_all(b: &mut SegmentBuilder, docs: &[(String, String, String, Option<u64>)]) {
+        for (i, (u, a, t, dup)) in docs.iter().enumerate() {
+            b.add(&NewDoc {
+                conv: i as u32,
+                turn: i as u32,
+                timestamp: Some(i as i64),
+                dup_key: *dup,
+                fields: [u, a, t],
+            });
+        }
+    }
+
+    #[test]
+    fn a_reused_builder_lays_out_what_a_fresh_one_does() {
+        use crate::index::persist::write_segment;
+        use crate::util::codec::Encoder;
+        let encoded = |seg: &Segment| {
+            let mut bytes = Vec::new();
+            write_segment(&mut Encoder::new(&mut bytes), seg).expect("write");
+            bytes
+        };
+        let mut reused = SegmentBuilder::new();
+        // the first batch grows the tables well past what the later, smaller ones need
+        for (round, n) in [(0, 3000), (1, 40), (2, 1), (3, 700)] {
+            let docs = batch(round, n);
+            add_all(&mut reused, &docs);
+            let mut fresh = SegmentBuilder::new();
+            add_all(&mut fresh, &docs);
+            let (a, b) = (
+                reused.finish_reuse(round as u64),
+                fresh.finish(round as u64),
+            );
+            assert_eq!(a.doc_count(), n, "round {round}");
+            assert_eq!(encoded(&a), encoded(&b), "round {round}");
+            assert!(a.lookup("shared").is_some());
+        }
+        assert!(reused.text.is_empty() && reused.docs.is_empty() && reused.dups.is_empty());
     }
 
     #[test]

@@ -223,13 +223,27 @@ impl Interner {
     }
 
     /// The terms, by id.
-    pub fn into_terms(self) -> Terms {
-        let mut ends = self.ends;
+    pub fn into_terms(mut self) -> Terms {
+        self.terms_out()
+    }
+
+    /// The terms, by id, leaving the interner empty with its table kept (every slot emptied in
+    /// place: rewriting resident memory is cheaper than the kernel's zeroing of a new mapping).
+    pub fn take_terms(&mut self) -> Terms {
+        self.slots.fill(Slot::default());
+        let terms = self.terms_out();
+        // a kept table skips the start of `reserve_fresh`/`grow`, which would put this there
+        self.ends.push(0);
+        terms
+    }
+
+    fn terms_out(&mut self) -> Terms {
+        let mut ends = std::mem::take(&mut self.ends);
         if ends.is_empty() {
             ends.push(0);
         }
         Terms {
-            bytes: self.bytes,
+            bytes: std::mem::take(&mut self.bytes),
             ends,
         }
     }

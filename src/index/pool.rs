@@ -41,6 +41,12 @@ impl Pool {
         self.written
     }
 
+    /// Forgets every list, keeping the pool's memory for the next segment's lists.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.written = 0;
+    }
+
     /// Appends `b` to `list`.
     #[inline]
     pub fn push(&mut self, list: &mut List, b: u8) {
