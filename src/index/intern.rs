@@ -4,6 +4,7 @@
 //! registers; longer keys are compared with the stored string. Different words never share an
 //! id. The terms are stored end to end in one buffer.
 
+use crate::util::copy_short;
 use crate::util::huge::{HugeVec, prefetch};
 use rustc_hash::FxHasher;
 use std::hash::Hasher;
@@ -55,8 +56,7 @@ fn tag(full: u64, len: usize) -> u32 {
 #[inline]
 fn inline_key(bytes: &[u8]) -> [u8; INLINE] {
     let mut k = [0u8; INLINE];
-    let n = bytes.len().min(INLINE);
-    k[..n].copy_from_slice(&bytes[..n]);
+    copy_short(&mut k, &bytes[..bytes.len().min(INLINE)]);
     k
 }
 

@@ -19,27 +19,29 @@ struct Meta {
     field: u8,
 }
 
+/// Slots in the ring: one more than it queues, so that the term last taken out keeps its
+/// slot (and is handed out from there, uncopied) until the next one is taken.
+const SLOTS: usize = DEPTH + 1;
+
 /// A first-in first-out queue of at most [`DEPTH`] terms, copied into fixed slots.
 pub struct Lookahead {
-    bytes: Box<[[u8; MAX]; DEPTH]>,
-    meta: [Meta; DEPTH],
+    bytes: Box<[[u8; MAX]; SLOTS]>,
+    meta: [Meta; SLOTS],
     /// Slot of the oldest term.
     head: usize,
     count: usize,
-    /// The term last taken out.
-    out: [u8; MAX],
-    out_meta: Meta,
+    /// Slot of the term last taken out.
+    out: usize,
 }
 
 impl Default for Lookahead {
     fn default() -> Self {
         Self {
-            bytes: Box::new([[0; MAX]; DEPTH]),
-            meta: [Meta::default(); DEPTH],
+            bytes: Box::new([[0; MAX]; SLOTS]),
+            meta: [Meta::default(); SLOTS],
             head: 0,
             count: 0,
-            out: [0; MAX],
-            out_meta: Meta::default(),
+            out: 0,
         }
     }
 }
@@ -59,9 +61,9 @@ impl Lookahead {
         if full {
             self.take_head();
         }
-        let slot = (self.head + self.count) % DEPTH;
+        let slot = (self.head + self.count) % SLOTS;
         let n = term.len().min(MAX);
-        self.bytes[slot][..n].copy_from_slice(&term[..n]);
+        crate::util::copy_short(&mut self.bytes[slot], &term[..n]);
         self.meta[slot] = Meta {
             hash,
             len: n as u8,
@@ -81,22 +83,20 @@ impl Lookahead {
         Some(self.taken())
     }
 
-    /// Moves the oldest term to `out`.
+    /// Takes the oldest term out of the queue (its slot is left as it is until the next push
+    /// after the next take).
     #[inline]
     fn take_head(&mut self) {
-        let m = self.meta[self.head];
-        let n = usize::from(m.len);
-        self.out[..n].copy_from_slice(&self.bytes[self.head][..n]);
-        self.out_meta = m;
-        self.head = (self.head + 1) % DEPTH;
+        self.out = self.head;
+        self.head = (self.head + 1) % SLOTS;
         self.count -= 1;
     }
 
     /// The term last taken out: bytes, hash, field.
     #[inline]
     fn taken(&self) -> (&[u8], u64, u8) {
-        let m = self.out_meta;
-        (&self.out[..usize::from(m.len)], m.hash, m.field)
+        let m = self.meta[self.out];
+        (&self.bytes[self.out][..usize::from(m.len)], m.hash, m.field)
     }
 }
 

@@ -10,6 +10,7 @@
 use super::user::AttachmentRecord;
 use super::{Block, Message, Record};
 use crate::transcript::lenient::{Content, LBool, LStr, Raw};
+use crate::util::special::first_special;
 use std::borrow::Cow;
 
 /// The record of `line`, when the line has a shape this reader knows; `None`: ask serde.
@@ -57,17 +58,6 @@ impl Seen {
     }
 }
 
-/// The bytes of `w` that are a quote, a backslash or below 0x20, as a mask of their high bits
-/// (exact for the lowest: the lowest byte flagged is always a true one, and every true one is
-/// flagged, so the first special byte is at `trailing_zeros / 8`).
-#[inline]
-fn special(w: u64) -> u64 {
-    const ONES: u64 = u64::MAX / 255;
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x;
-    let ctrl = w.wrapping_sub(ONES * 0x20) & !w;
-    (ctrl | zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\')))) & (ONES << 7)
-}
-
 /// A position in the line.
 struct Cur<'a> {
     b: &'a [u8],
@@ -105,26 +95,9 @@ impl<'a> Cur<'a> {
     fn string_end(&mut self) -> Option<bool> {
         let mut escaped = false;
         loop {
-            // eight bytes at a time while none is a quote, a backslash or a control character
-            while let Some(chunk) = self.b.get(self.i..self.i + 8) {
-                let w = u64::from_le_bytes(chunk.try_into().ok()?);
-                let m = special(w);
-                if m != 0 {
-                    // straight to the first special byte
-                    self.i += (m.trailing_zeros() / 8) as usize;
-                    break;
-                }
-                self.i += 8;
-            }
-            // then to the special byte (found above, or among the line's last few)
-            let c = loop {
-                let c = *self.b.get(self.i)?;
-                if c == b'"' || c == b'\\' || c < 0x20 {
-                    break c;
-                }
-                self.i += 1;
-            };
-            match c {
+            // straight to the next quote, backslash or control character (none: unterminated)
+            self.i = first_special(self.b, self.i)?;
+            match self.b[self.i] {
                 b'"' => {
                     self.i += 1;
                     return Some(escaped);
