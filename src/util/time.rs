@@ -3,7 +3,8 @@
 //! Transcripts write UTC timestamps like `2026-04-18T13:19:12.767Z`; some formats use epoch
 //! milliseconds. We keep one representation (`i64` milliseconds since the Unix epoch) and format
 //! it back as `YYYY-MM-DDTHH:MM:SS.mmmZ`, which sorts lexicographically like it sorts in time.
-//! The calendar (parsing, validation, formatting) is chrono's.
+//! The calendar (parsing, validation, formatting) is chrono's, but for a fast path that reads
+//! the transcripts' own form (checked against chrono).
 
 use chrono::{DateTime, Utc};
 use std::borrow::Cow;
@@ -12,12 +13,83 @@ use std::borrow::Cow;
 /// (a missing offset means UTC; `t` or a space may stand for `T`, `,` for `.`, `±HHMM` for
 /// `±HH:MM`). Fractions below the millisecond are dropped. Returns epoch milliseconds.
 pub fn parse_iso(s: &str) -> Option<i64> {
+    if let Some(ms) = utc_millis(s.as_bytes()) {
+        return Some(ms);
+    }
     let s = s.trim();
     // the transcripts' own form is RFC 3339 already: parsed without a copy
     let t = DateTime::parse_from_rfc3339(s)
         .or_else(|_| DateTime::parse_from_rfc3339(&as_rfc3339(s)))
         .ok()?;
     Some(t.timestamp_millis())
+}
+
+/// The transcripts' usual form, `YYYY-MM-DDTHH:MM:SS.mmmZ` (or without `.mmm`), read without
+/// chrono (which took a sixtieth of a first build); `None` for anything else, or anything this
+/// is not sure of (a leap second), which chrono then reads.
+fn utc_millis(b: &[u8]) -> Option<i64> {
+    let millis = match b.len() {
+        24 if b[19] == b'.' => digits(&b[20..23])?,
+        20 => 0,
+        _ => return None,
+    };
+    let sep = |i: usize, c: u8| b[i] == c;
+    if !(sep(4, b'-') && sep(7, b'-') && sep(10, b'T') && sep(13, b':') && sep(16, b':'))
+        || b[b.len() - 1] != b'Z'
+    {
+        return None;
+    }
+    let (year, month, day) = (digits(&b[0..4])?, digits(&b[5..7])?, digits(&b[8..10])?);
+    let (hour, minute, second) = (
+        digits(&b[11..13])?,
+        digits(&b[14..16])?,
+        digits(&b[17..19])?,
+    );
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if !(1..=12).contains(&month)
+        || day < 1
+        || day > month_days[month as usize - 1]
+        || hour > 23
+        || minute > 59
+        || second > 59
+    {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    Some(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis)
+}
+
+/// The decimal number written by `b`, all ASCII digits.
+fn digits(b: &[u8]) -> Option<i64> {
+    b.iter().try_fold(0i64, |n, &c| {
+        c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+    })
+}
+
+/// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's
+/// `days_from_civil`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 /// Epoch milliseconds from an epoch number in whatever unit an agent wrote it, told apart by
@@ -136,6 +208,57 @@ pub fn parse_relative(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn by_chrono(s: &str) -> Option<i64> {
+        DateTime::parse_from_rfc3339(s)
+            .ok()
+            .map(|t| t.timestamp_millis())
+    }
+
+    proptest! {
+        /// The fast path reads the usual form exactly as chrono does, and leaves everything
+        /// else (impossible dates, other shapes) to chrono.
+        #[test]
+        fn the_fast_path_agrees_with_chrono(
+            y in 0u32..10_000, mo in 0u32..14, d in 0u32..33, h in 0u32..26, mi in 0u32..62,
+            sec in 0u32..62, ms in 0u32..1000, frac in any::<bool>(), flip in 0usize..30,
+        ) {
+            let mut s = format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{sec:02}");
+            if frac {
+                s.push_str(&format!(".{ms:03}"));
+            }
+            s.push('Z');
+            let mut bytes = s.into_bytes();
+            // now and then one byte is off
+            if flip < bytes.len() && flip % 3 == 0 {
+                bytes[flip] = b"x9:-.TZ "[flip % 8];
+            }
+            let s = String::from_utf8(bytes).unwrap();
+            let fast = utc_millis(s.as_bytes());
+            prop_assert!(fast.is_none() || fast == by_chrono(&s), "{s}: {fast:?}");
+            if by_chrono(&s).is_some() && sec < 60 {
+                prop_assert_eq!(fast, by_chrono(&s), "{}", s);
+            }
+            prop_assert_eq!(parse_iso(&s), by_chrono(&s).or_else(|| parse_iso(&format!(" {s}"))));
+        }
+    }
+
+    #[test]
+    fn the_fast_path_reads_known_instants() {
+        assert_eq!(utc_millis(b"1970-01-01T00:00:00.000Z"), Some(0));
+        assert_eq!(
+            utc_millis(b"2026-04-18T13:19:12.767Z"),
+            by_chrono("2026-04-18T13:19:12.767Z")
+        );
+        assert_eq!(
+            utc_millis(b"2024-02-29T23:59:59Z"),
+            by_chrono("2024-02-29T23:59:59Z")
+        );
+        assert_eq!(utc_millis(b"1969-12-31T23:59:59.999Z"), Some(-1));
+        assert_eq!(utc_millis(b"2023-02-29T00:00:00Z"), None);
+        assert_eq!(utc_millis(b"2026-04-18T13:19:60.000Z"), None);
+    }
 
     #[test]
     fn epoch_units() {
