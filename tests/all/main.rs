@@ -48,6 +48,7 @@ mod host_fit_concurrency;
 mod host_fit_first_build;
 mod host_fit_memory;
 mod host_fit_protocol;
+mod host_fit_results;
 mod host_fit_schemas;
 mod http;
 mod live_chunks;

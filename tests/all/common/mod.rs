@@ -23,6 +23,7 @@ pub mod opencode;
 pub mod project;
 pub mod qwen;
 pub mod raw;
+pub mod schema_check;
 pub mod search;
 pub mod session;
 pub mod sqlitedb;
