@@ -15,7 +15,12 @@ use std::borrow::Cow;
 
 /// The record of `line`, when the line has a shape this reader knows; `None`: ask serde.
 pub(super) fn record(line: &[u8]) -> Option<Record<'_>> {
-    let mut c = Cur { b: line, i: 0 };
+    let mut c = Cur {
+        b: line,
+        // one check of the whole line (nearly always valid) instead of one per string read
+        s: std::str::from_utf8(line).ok(),
+        i: 0,
+    };
     c.ws();
     c.open(b'{')?;
     let mut rec = Record::default();
@@ -61,6 +66,9 @@ impl Seen {
 /// A position in the line.
 struct Cur<'a> {
     b: &'a [u8],
+    /// The line as text, when all of it is valid UTF-8: then every string's body is a slice of
+    /// it (bounded by quotes, so on character boundaries) and needs no check of its own.
+    s: Option<&'a str>,
     i: usize,
 }
 
@@ -120,6 +128,16 @@ impl<'a> Cur<'a> {
         }
     }
 
+    /// The bytes `from..to` of the line as text, if they are valid UTF-8 (a string read must
+    /// be; a skipped one need not).
+    #[inline]
+    fn text(&self, from: usize, to: usize) -> Option<&'a str> {
+        match self.s {
+            Some(s) => s.get(from..to),
+            None => std::str::from_utf8(self.b.get(from..to)?).ok(),
+        }
+    }
+
     /// A string value (cursor on its quote) as serde reads a `&str`: borrowed when it has no
     /// escape (and is valid UTF-8), else unescaped by serde itself.
     fn string(&mut self) -> Option<Cow<'a, str>> {
@@ -131,9 +149,7 @@ impl<'a> Cur<'a> {
                 .ok()
                 .map(Cow::Owned)
         } else {
-            std::str::from_utf8(&b[start + 1..self.i - 1])
-                .ok()
-                .map(Cow::Borrowed)
+            self.text(start + 1, self.i - 1).map(Cow::Borrowed)
         }
     }
 
@@ -322,10 +338,7 @@ impl<'a> Cur<'a> {
         }
         let start = self.i;
         self.skip_value()?;
-        let b = self.b;
-        std::str::from_utf8(&b[start..self.i])
-            .ok()
-            .map(|s| Some(Raw(s)))
+        self.text(start, self.i).map(|s| Some(Raw(s)))
     }
 
     fn message(&mut self) -> Option<Message<'a>> {

@@ -82,6 +82,11 @@ impl Default for StoreEnv {
     }
 }
 
+/// How long a store wait may take: generous, since a deadline costs nothing when the condition
+/// comes early, and a fully loaded 2-core machine (a parallel suite beside a benchmark) once
+/// took past 30 s for a watched file's deletion and restore.
+const STORE_WAIT: Duration = Duration::from_secs(90);
+
 /// The `store` section of `index_status`.
 pub fn store_status(c: &McpClient) -> Value {
     c.index_status()["store"].clone()
@@ -89,7 +94,7 @@ pub fn store_status(c: &McpClient) -> Value {
 
 /// Waits until the server has no turns left to commit.
 pub fn wait_committed(c: &McpClient) -> Value {
-    poll_until_desc("store.pending_turns == 0", Duration::from_secs(30), || {
+    poll_until_desc("store.pending_turns == 0", STORE_WAIT, || {
         let st = store_status(c);
         (st["pending_turns"].as_u64().unwrap_or(0) == 0).then_some(st)
     })
@@ -97,14 +102,10 @@ pub fn wait_committed(c: &McpClient) -> Value {
 
 /// Waits until the store holds at least `turns` turns (as this server sees it).
 pub fn wait_stored(c: &McpClient, turns: u64) -> Value {
-    poll_until_desc(
-        &format!("store.turns >= {turns}"),
-        Duration::from_secs(30),
-        || {
-            let st = store_status(c);
-            (st["turns"].as_u64().unwrap_or(0) >= turns).then_some(st)
-        },
-    )
+    poll_until_desc(&format!("store.turns >= {turns}"), STORE_WAIT, || {
+        let st = store_status(c);
+        (st["turns"].as_u64().unwrap_or(0) >= turns).then_some(st)
+    })
 }
 
 /// The `list_conversations` row of a session, if listed.
@@ -121,7 +122,7 @@ pub fn listed(c: &McpClient, id: &str) -> Option<Value> {
 pub fn wait_presence(c: &McpClient, id: &str, present: bool) -> Value {
     poll_until_desc(
         &format!("{id} listed with source_present {present}"),
-        Duration::from_secs(30),
+        STORE_WAIT,
         || listed(c, id).filter(|r| r["source_present"] == present),
     )
 }
