@@ -9,7 +9,7 @@
 //! follower shares their pages).
 use super::catalog::ConvId;
 use super::gens::{SEG_NEW, SEG_SAME};
-use super::saved::{put_conv_fields, put_saved, put_source};
+use super::saved::{put_conv_fields, put_file_entry};
 use super::writer::Writer;
 use crate::cache::Cache;
 use crate::index::persist::{write_segment, write_tombstones};
@@ -92,13 +92,7 @@ impl Writer {
                 continue;
             };
             e.bool(true)?;
-            put_source(&mut e, &entry.src)?;
-            put_saved(&mut e, &entry.state.saved())?;
-            e.varint(entry.convs.len() as u64)?;
-            for (id, conv) in &entry.convs {
-                e.str(id)?;
-                e.u32(*conv)?;
-            }
+            put_file_entry(&mut e, entry)?;
         }
         e.varint(convs.len() as u64)?;
         for &conv in convs {

@@ -4,23 +4,19 @@
 use super::books::ConvBook;
 use super::catalog::{ConvId, Conversation};
 use super::gens::{SEG_DEAD, SEG_NEW, SEG_SAME};
-use super::ingest::{FileState, SavedState};
-use super::saved::{get_conv_fields, get_saved, get_source};
+use super::ingest::FileState;
+use super::saved::{SavedFile, get_conv_fields, get_file_entry};
 use super::writer::{FileEntry, Writer};
 use crate::cache::{Cache, CacheStart};
 use crate::index::persist::{read_segment, read_tombstones, read_tombstones_of};
 use crate::index::{IndexView, SegView, Segment, Tombstones};
-use crate::transcript::SourceFile;
 use crate::util::codec::{Decoder, Source, corrupt};
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-type FileChange = (
-    PathBuf,
-    Option<(SourceFile, SavedState, Vec<(String, ConvId)>)>,
-);
+type FileChange = (PathBuf, Option<SavedFile>);
 
 enum SegChange {
     Same,
@@ -156,21 +152,11 @@ impl Writer {
                 files.push((path, None));
                 continue;
             }
-            let src = get_source(d)?;
-            let saved = get_saved(d)?;
-            let mut convs = Vec::new();
-            for _ in 0..d.length()? {
-                let id = d.string()?;
-                let conv = d.u32()?;
-                if conv >= next_conv {
-                    return Err(corrupt("conversation id"));
-                }
-                convs.push((id, conv));
-            }
-            if src.path != path {
+            let entry = get_file_entry(d, next_conv)?;
+            if entry.0.path != path {
                 return Err(corrupt("file path"));
             }
-            files.push((path, Some((src, saved, convs))));
+            files.push((path, Some(entry)));
         }
         let mut convs = Vec::new();
         for _ in 0..d.length()? {

@@ -1,11 +1,11 @@
 //! The head section of the persistent index: the catalog (every file with what was read of it
 //! and the conversations it holds; every conversation's metadata, turn count and turn offsets),
 //! without where the documents live nor the segments, so a reader that needs only the catalog
-//! decodes nothing else. Its conversation entry is also the deltas' (`delta`, `follow`), which
-//! name the file differently.
+//! decodes nothing else. Its file entry and its conversation entry are also the deltas'
+//! (`delta`, `follow`), which name a conversation's file differently.
 use super::catalog::{ConvId, Conversation};
 use super::ingest::{FileState, Fingerprint, SavedState};
-use super::writer::Writer;
+use super::writer::{FileEntry, Writer};
 use crate::store::record::{get_meta, get_role, put_meta, put_role};
 use crate::transcript::{SourceFile, adapter};
 use crate::util::blob::{Blob, Cursor};
@@ -15,6 +15,10 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A file's entry as read back: its description, what was read of it, and its conversations
+/// (id as the parser reports it, internal id).
+pub(super) type SavedFile = (SourceFile, SavedState, Vec<(String, ConvId)>);
 
 /// The catalog as read back from a head section.
 pub(super) struct Head {
@@ -50,14 +54,14 @@ fn get_time<R: Read>(d: &mut Decoder<R>) -> io::Result<Option<SystemTime>> {
     Ok(UNIX_EPOCH.checked_add(Duration::new(secs, nanos.min(999_999_999))))
 }
 
-pub(super) fn put_source<W: Write>(e: &mut Encoder<W>, s: &SourceFile) -> io::Result<()> {
+fn put_source<W: Write>(e: &mut Encoder<W>, s: &SourceFile) -> io::Result<()> {
     e.bytes(s.path.as_os_str().as_encoded_bytes())?;
     e.str(s.format)?;
     e.opt_str(s.group.as_deref())?;
     put_role(e, &s.role)
 }
 
-pub(super) fn get_source<R: Read>(d: &mut Decoder<R>) -> io::Result<SourceFile> {
+fn get_source<R: Read>(d: &mut Decoder<R>) -> io::Result<SourceFile> {
     let path = PathBuf::from(String::from_utf8(d.bytes()?).map_err(|_| corrupt("path"))?);
     let format = adapter(&d.string()?)
         .ok_or_else(|| corrupt("unknown format"))?
@@ -70,6 +74,39 @@ pub(super) fn get_source<R: Read>(d: &mut Decoder<R>) -> io::Result<SourceFile> 
         group,
         role,
     })
+}
+
+/// A file's entry, shared by the head and the deltas: its description, what was read of it,
+/// and its conversations (id as the parser reports it, internal id).
+pub(super) fn put_file_entry<W: Write>(e: &mut Encoder<W>, entry: &FileEntry) -> io::Result<()> {
+    put_source(e, &entry.src)?;
+    put_saved(e, &entry.state.saved())?;
+    e.varint(entry.convs.len() as u64)?;
+    for (id, conv) in &entry.convs {
+        e.str(id)?;
+        e.u32(*conv)?;
+    }
+    Ok(())
+}
+
+/// A file's entry as [`put_file_entry`] wrote it; its internal conversation ids must be below
+/// `next_conv`.
+pub(super) fn get_file_entry<R: Read>(
+    d: &mut Decoder<R>,
+    next_conv: ConvId,
+) -> io::Result<SavedFile> {
+    let src = get_source(d)?;
+    let saved = get_saved(d)?;
+    let mut convs = Vec::new();
+    for _ in 0..d.length()? {
+        let id = d.string()?;
+        let conv = d.u32()?;
+        if conv >= next_conv {
+            return Err(corrupt("conversation id"));
+        }
+        convs.push((id, conv));
+    }
+    Ok((src, saved, convs))
 }
 
 impl Writer {
@@ -90,13 +127,7 @@ impl Writer {
             .map(|(i, p)| (p.as_path(), i as u64))
             .collect();
         for entry in self.files.values() {
-            put_source(&mut e, &entry.src)?;
-            put_saved(&mut e, &entry.state.saved())?;
-            e.varint(entry.convs.len() as u64)?;
-            for (id, conv) in &entry.convs {
-                e.str(id)?;
-                e.u32(*conv)?;
-            }
+            put_file_entry(&mut e, entry)?;
         }
         let convs: Vec<&Arc<Conversation>> = self.catalog.iter().collect();
         e.varint(convs.len() as u64)?;
@@ -108,7 +139,7 @@ impl Writer {
     }
 }
 
-pub(super) fn put_saved<W: Write>(e: &mut Encoder<W>, s: &SavedState) -> io::Result<()> {
+fn put_saved<W: Write>(e: &mut Encoder<W>, s: &SavedState) -> io::Result<()> {
     e.u64(s.offset)?;
     e.u64(s.size)?;
     put_time(e, s.mtime)?;
@@ -136,7 +167,7 @@ pub(super) fn put_saved<W: Write>(e: &mut Encoder<W>, s: &SavedState) -> io::Res
     Ok(())
 }
 
-pub(super) fn get_saved<R: Read>(d: &mut Decoder<R>) -> io::Result<SavedState> {
+fn get_saved<R: Read>(d: &mut Decoder<R>) -> io::Result<SavedState> {
     let offset = d.u64()?;
     let size = d.u64()?;
     let mtime = get_time(d)?;
@@ -193,17 +224,7 @@ fn decode_head<R: Source>(d: &mut Decoder<R>) -> io::Result<Head> {
     let mut files = Vec::new();
     let mut sources: Vec<Arc<SourceFile>> = Vec::new();
     for _ in 0..d.length()? {
-        let src = get_source(d)?;
-        let saved = get_saved(d)?;
-        let mut convs = Vec::new();
-        for _ in 0..d.length()? {
-            let id = d.string()?;
-            let conv = d.u32()?;
-            if conv >= next_conv {
-                return Err(corrupt("conversation id"));
-            }
-            convs.push((id, conv));
-        }
+        let (src, saved, convs) = get_file_entry(d, next_conv)?;
         sources.push(Arc::new(src.clone()));
         files.push((FileState::restored(src, saved), convs));
     }
