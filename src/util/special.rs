@@ -1,8 +1,8 @@
 //! Finding the next byte of a JSON string's body that ends it, escapes it or may not stand in
 //! it (a quote, a backslash or a control character): sixteen bytes a step with SSE2 on x86-64
-//! (part of its baseline, so no run-time check), eight bytes a step elsewhere. The hand-written
-//! Claude Code line scanner spends most of its time here: nearly every byte of a record is
-//! inside a string it reads or skips.
+//! (part of its baseline, so no run-time check), eight bytes a step elsewhere. A hand-written
+//! JSON line scanner spends most of its time here: nearly every byte of a record is inside a
+//! string it reads or skips.
 #![allow(unsafe_code)]
 
 /// Whether `b` ends, escapes or may not stand in a JSON string's body.
