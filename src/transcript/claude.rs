@@ -233,6 +233,8 @@ pub struct ClaudeParser {
     pending_leaves: Vec<(u64, usize)>,
     /// Lines of record types this parser does not know, per type.
     unknown: BTreeMap<String, u64>,
+    /// The scanner's scratch bitmap of a line's special bytes.
+    specials: Vec<u64>,
 }
 
 impl ClaudeParser {
@@ -244,6 +246,7 @@ impl ClaudeParser {
             seen: Some(FxHashSet::default()),
             pending_leaves: Vec::new(),
             unknown: BTreeMap::new(),
+            specials: Vec::new(),
         }
     }
 
@@ -317,7 +320,7 @@ impl ClaudeParser {
     fn record(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
         // Strings we read are validated as UTF-8; skipped values (tool output) are not, so a
         // bad byte inside a tool result does not cost the record.
-        let rec: Record = match scan::record(line) {
+        let rec: Record = match scan::record(line, &mut self.specials) {
             Some(rec) => rec,
             None => serde_json::from_slice(line).map_err(|e| LineError::Json(e.to_string()))?,
         };

@@ -10,15 +10,20 @@
 use super::user::AttachmentRecord;
 use super::{Block, Message, Record};
 use crate::transcript::lenient::{Content, LBool, LStr, Raw};
-use crate::util::special::first_special;
+use crate::util::special::{mark_specials, next_special};
 use std::borrow::Cow;
 
 /// The record of `line`, when the line has a shape this reader knows; `None`: ask serde.
-pub(super) fn record(line: &[u8]) -> Option<Record<'_>> {
+/// `bits` is scratch space (kept by the caller so that lines reuse it).
+pub(super) fn record<'a>(line: &'a [u8], bits: &mut Vec<u64>) -> Option<Record<'a>> {
+    // one pass over the line marks every quote, backslash and control byte, and finds whether
+    // it is all ASCII; else one UTF-8 check of the whole line (nearly always valid) instead of
+    // one per string read
+    let s = mark_specials(line, bits).or_else(|| std::str::from_utf8(line).ok());
     let mut c = Cur {
         b: line,
-        // one check of the whole line (nearly always valid) instead of one per string read
-        s: std::str::from_utf8(line).ok(),
+        s,
+        special: bits,
         i: 0,
     };
     c.ws();
@@ -64,15 +69,17 @@ impl Seen {
 }
 
 /// A position in the line.
-struct Cur<'a> {
+struct Cur<'a, 'b> {
     b: &'a [u8],
+    /// The line's special bytes (see [`mark_specials`]).
+    special: &'b [u64],
     /// The line as text, when all of it is valid UTF-8: then every string's body is a slice of
     /// it (bounded by quotes, so on character boundaries) and needs no check of its own.
     s: Option<&'a str>,
     i: usize,
 }
 
-impl<'a> Cur<'a> {
+impl<'a> Cur<'a, '_> {
     /// Skips JSON whitespace (serde's set: space, tab, newline, carriage return).
     #[inline]
     fn ws(&mut self) {
@@ -100,11 +107,12 @@ impl<'a> Cur<'a> {
 
     /// From just after an opening quote to just after the closing one, checked as serde checks
     /// every string (no control characters, valid escapes); whether it held an escape.
+    #[inline]
     fn string_end(&mut self) -> Option<bool> {
         let mut escaped = false;
         loop {
             // straight to the next quote, backslash or control character (none: unterminated)
-            self.i = first_special(self.b, self.i)?;
+            self.i = next_special(self.special, self.i)?;
             match self.b[self.i] {
                 b'"' => {
                     self.i += 1;

@@ -1,7 +1,11 @@
 //! The scanner against serde: whatever it accepts, serde accepts as the same record.
-use super::record;
 use crate::transcript::claude::Record;
 use proptest::prelude::*;
+
+/// The scanner's reading of `line`, with fresh scratch space.
+fn record(line: &[u8]) -> Option<Record<'_>> {
+    super::record(line, &mut Vec::new())
+}
 
 fn serde(line: &[u8]) -> Option<Record<'_>> {
     serde_json::from_slice(line).ok()
