@@ -72,6 +72,30 @@ fn joined(bytes: &[u8], end: usize) -> Option<usize> {
     (is(bytes, end + 1, CONN) && is(bytes, end + 2, WORD)).then_some(end + 2)
 }
 
+/// The end of the run of `[a-z0-9]` bytes from `i`: eight bytes at a time while eight remain.
+#[inline(always)]
+fn lower_digit_run(bytes: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = ONES * 0x80;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        // for bytes below 0x80 no sum carries into the next byte: the high bit of
+        // `b + 0x80 - lo` is set when `b >= lo`
+        let ge = |lo: u8| x + ONES * u64::from(0x80 - lo);
+        let lower = ge(b'a') & !ge(b'z' + 1);
+        let digit = ge(b'0') & !ge(b'9' + 1);
+        let other = !(lower | digit) & HIGH;
+        if other != 0 {
+            return i + (other.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < bytes.len() && class(bytes[i]) & LOWER_DIGIT != 0 {
+        i += 1;
+    }
+    i
+}
+
 impl Tokenizer {
     /// [`Self::for_each_term_at`] for an ASCII `text`.
     #[inline]
@@ -92,9 +116,7 @@ impl Tokenizer {
             let start = i;
             let mut end = i + 1;
             if c & ALNUM != 0 {
-                while end < n && class(bytes[end]) & LOWER_DIGIT != 0 {
-                    end += 1;
-                }
+                end = lower_digit_run(bytes, end);
                 if !is(bytes, end, WORD) && joined(bytes, end).is_none() {
                     self.plain_ascii(text, start, end, c & UPPER != 0, emit);
                     i = end;
@@ -163,5 +185,28 @@ impl Tokenizer {
         self.lower.push_str(s);
         self.lower.make_ascii_lowercase();
         self.emit_compound(s, start, true, emit);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_word_run_ends_at_the_first_other_byte() {
+        for b in 0..0x80u8 {
+            for at in 0..20 {
+                let mut text = vec![b'q'; 20];
+                text[at] = b;
+                for from in 0..=at {
+                    let scalar = from
+                        + text[from..]
+                            .iter()
+                            .take_while(|&&c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                            .count();
+                    assert_eq!(lower_digit_run(&text, from), scalar, "{b:#x} at {at}");
+                }
+            }
+        }
     }
 }
