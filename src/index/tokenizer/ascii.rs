@@ -1,6 +1,7 @@
 //! The tokenizer's path for all-ASCII texts: the terms of the general path of
-//! [`Tokenizer::for_each_term_at`], read a byte at a time through one class table, with plain
-//! words (the most common) emitted inline and compounds split without re-lowercasing their parts.
+//! [`Tokenizer::for_each_term_at`], read through one byte class table (a plain word's letters
+//! eight bytes at a time), with plain words (the most common) emitted inline and compounds split
+//! without re-lowercasing their parts.
 //!
 //! On ASCII text the general path's classes are exactly this table's: a word byte is
 //! `[A-Za-z0-9_]`, a connector one of `. / - : \`, anything else a space; there is no CJK.
