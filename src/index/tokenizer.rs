@@ -10,6 +10,7 @@
 //! ASCII text takes a byte-level fast path.
 
 use super::fold::{accent_fold, is_combining, width_fold};
+use parts::split_parts;
 
 /// Longest single term kept, in bytes (longer runs are blobs: hashes, base64).
 pub const MAX_TERM_BYTES: usize = 64;
@@ -135,8 +136,9 @@ pub struct Tokenizer {
     part: String,
     parts: Vec<(usize, usize)>,
     config: TokenizerConfig,
-    /// Whether plain words take [`Self::plain_word`] (off only to test it against the rest).
-    plain: bool,
+    /// Whether ASCII texts take [`ascii`] and plain words [`Self::plain_word`] (off only to test
+    /// them against the general path).
+    fast: bool,
     stemmer: Option<bm25::DefaultTokenizer>,
     /// Set when a word of the text was not emitted as a term (see [`words`]).
     odd: bool,
@@ -168,7 +170,7 @@ impl Tokenizer {
             part: String::new(),
             parts: Vec::new(),
             config,
-            plain: true,
+            fast: true,
             stemmer,
             odd: false,
         }
@@ -191,6 +193,10 @@ impl Tokenizer {
 
     /// Like [`Self::for_each_term`], with the byte range of `text` each term came from.
     pub fn for_each_term_at(&mut self, text: &str, mut emit: impl FnMut(&str, usize, usize)) {
+        if self.fast && text.is_ascii() {
+            self.for_each_term_ascii(text, &mut emit);
+            return;
+        }
         let bytes = text.as_bytes();
         let n = bytes.len();
         let mut i = 0;
@@ -206,7 +212,7 @@ impl Tokenizer {
                 }
                 Class::Word => {
                     if let Some(end) = self
-                        .plain
+                        .fast
                         .then(|| self.plain_word(text, i, &mut emit))
                         .flatten()
                     {
@@ -313,6 +319,20 @@ impl Tokenizer {
         self.odd = self.odd || !words::compound_words_are_terms(s, &self.parts, self.config);
         self.lower.clear();
         lower_into(s, &mut self.lower);
+        self.emit_compound(s, start, false, emit);
+    }
+
+    /// Emits the compound `s`, at `start` in the text, from its parts and lowercase form in
+    /// `self.parts` and `self.lower`. `ascii`: `s` is ASCII, its parts lowercased are ranges of
+    /// `self.lower`.
+    fn emit_compound(
+        &mut self,
+        s: &str,
+        start: usize,
+        ascii: bool,
+        emit: &mut impl FnMut(&str, usize, usize),
+    ) {
+        let end = start + s.len();
         if self.parts.len() == 1 {
             if self.lower.len() <= MAX_TERM_BYTES {
                 Self::word(
@@ -326,7 +346,7 @@ impl Tokenizer {
             // `_err`, `__init__`: the word itself too
             let (a, b) = self.parts[0];
             if self.config.parts && (a, b) != (0, s.len()) {
-                self.part_word(s, start, (a, b), emit);
+                self.part_word(s, start, (a, b), ascii, emit);
             }
             return;
         }
@@ -349,30 +369,37 @@ impl Tokenizer {
             let word = (self.parts[i].0, self.parts[j - 1].1);
             // a camel-case word inside a longer compound (`self.fooBar`): the word whole too
             if j - i > 1 && self.config.whole && word != (0, s.len()) {
-                self.part_word(s, start, word, emit);
+                self.part_word(s, start, word, ascii, emit);
             }
             for k in i..j {
                 let part = self.parts[k];
-                self.part_word(s, start, part, emit);
+                self.part_word(s, start, part, ascii, emit);
             }
             i = j;
         }
     }
 
     /// Emits `s[a..b]`, a part or word of the compound `s` starting at `start` in the text, as
-    /// a word (unless longer than [`MAX_TERM_BYTES`]).
+    /// a word (unless longer than [`MAX_TERM_BYTES`]). `ascii`: lowercased, it is
+    /// `self.lower[a..b]`.
     fn part_word(
         &mut self,
         s: &str,
         start: usize,
         (a, b): (usize, usize),
+        ascii: bool,
         emit: &mut impl FnMut(&str, usize, usize),
     ) {
         if b - a <= MAX_TERM_BYTES {
-            self.lower_part.clear();
-            lower_into(&s[a..b], &mut self.lower_part);
+            let w = if ascii {
+                &self.lower[a..b]
+            } else {
+                self.lower_part.clear();
+                lower_into(&s[a..b], &mut self.lower_part);
+                &self.lower_part
+            };
             Self::word(
-                &self.lower_part,
+                w,
                 self.config,
                 self.stemmer.as_ref(),
                 &mut self.part,
@@ -433,76 +460,8 @@ fn lower_into(s: &str, out: &mut String) {
     }
 }
 
-/// Splits a compound into parts at connectors, `_`, and camel-case humps
-/// (`fooBar` → foo|Bar, `HTTPServer` → HTTP|Server). Letters and digits stay together.
-fn split_parts(s: &str, parts: &mut Vec<(usize, usize)>) {
-    if s.is_ascii() {
-        split_parts_ascii(s.as_bytes(), parts);
-    } else {
-        split_parts_unicode(s, parts);
-    }
-}
-
-fn split_parts_ascii(b: &[u8], parts: &mut Vec<(usize, usize)>) {
-    let mut start: Option<usize> = None;
-    for i in 0..b.len() {
-        let c = b[i];
-        if c == b'_' || is_connector(c) {
-            if let Some(a) = start.take() {
-                parts.push((a, i));
-            }
-            continue;
-        }
-        if let Some(a) = start {
-            let p = b[i - 1];
-            let next_lower = b.get(i + 1).is_some_and(u8::is_ascii_lowercase);
-            let hump = (p.is_ascii_lowercase() && c.is_ascii_uppercase())
-                || (p.is_ascii_uppercase() && c.is_ascii_uppercase() && next_lower);
-            if hump && a < i {
-                parts.push((a, i));
-                start = Some(i);
-            }
-        } else {
-            start = Some(i);
-        }
-    }
-    if let Some(a) = start {
-        parts.push((a, b.len()));
-    }
-}
-
-fn split_parts_unicode(s: &str, parts: &mut Vec<(usize, usize)>) {
-    let mut start: Option<usize> = None;
-    let mut prev: Option<char> = None;
-    let mut it = s.char_indices().peekable();
-    while let Some((i, c)) = it.next() {
-        let separator = c == '_' || (c.is_ascii() && is_connector(c as u8));
-        if separator {
-            if let Some(a) = start.take() {
-                parts.push((a, i));
-            }
-            prev = None;
-            continue;
-        }
-        if let (Some(a), Some(p)) = (start, prev) {
-            let next_lower = it.peek().is_some_and(|&(_, n)| n.is_lowercase());
-            let hump = (p.is_lowercase() && c.is_uppercase())
-                || (p.is_uppercase() && c.is_uppercase() && next_lower);
-            if hump && a < i {
-                parts.push((a, i));
-                start = Some(i);
-            }
-        }
-        if start.is_none() {
-            start = Some(i);
-        }
-        prev = Some(c);
-    }
-    if let Some(a) = start {
-        parts.push((a, s.len()));
-    }
-}
-
+mod ascii;
+mod parts;
 #[cfg(test)]
 mod tests;
 mod words;

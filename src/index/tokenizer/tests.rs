@@ -81,6 +81,197 @@ fn variants_change_emitted_terms() {
     assert_eq!(t.terms("the running tests not"), ["run", "test", "not"]);
 }
 
+/// Every combination of the variants, the default first.
+fn all_configs() -> Vec<super::TokenizerConfig> {
+    let mut out = Vec::new();
+    for bits in 0..16u8 {
+        out.push(super::TokenizerConfig {
+            whole: bits & 1 == 0,
+            parts: bits & 2 == 0,
+            stem: bits & 4 != 0,
+            stopwords: bits & 8 != 0,
+        });
+    }
+    out
+}
+
+/// The terms of `text` with their byte ranges, and the `odd` flag it sets.
+fn run(tok: &mut Tokenizer, text: &str) -> (Vec<(String, usize, usize)>, bool) {
+    tok.take_odd();
+    let mut out = Vec::new();
+    tok.for_each_term_at(text, |t, s, e| out.push((t.to_owned(), s, e)));
+    (out, tok.take_odd())
+}
+
+/// Pieces of ASCII text in the shapes the fast paths treat apart: case, `_`, digits,
+/// connectors alone and in runs of 1-3, and words and compounds around the length limits.
+fn ascii_pieces() -> Vec<String> {
+    let mut p: Vec<String> = [
+        "a",
+        "Z",
+        "q",
+        "7",
+        "_",
+        "__",
+        "-",
+        ".",
+        "/",
+        ":",
+        "\\",
+        "::",
+        "--",
+        "...",
+        "-./",
+        " ",
+        ",",
+        "\n",
+        "\t",
+        "(",
+        "'",
+        "\"",
+        "=",
+        "HTTP",
+        "Server",
+        "fooBar",
+        "FooBar",
+        "the",
+        "The",
+        "THE",
+        "aB",
+        "Ab",
+        "0x",
+        "x0",
+        "E0502",
+        "self.fooBar",
+        "a.b",
+        "src/index/mod.rs",
+        "--max-ms",
+        "__init__",
+        "_err",
+        "foo_eRR",
+        "HTTPServer",
+        "ABc",
+        "not",
+        "running",
+        "tests",
+        "a1B2",
+        "9Z",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    for len in [63, 64, 65, 127, 128, 129] {
+        p.push("a".repeat(len));
+        p.push(format!("Q{}", "z".repeat(len - 1)));
+        p.push(format!("{}B", "y".repeat(len - 1)));
+        p.push("x_".repeat(len / 2 + 1)[..len].to_owned());
+        p.push("ab/".repeat(len / 3 + 1)[..len].to_owned());
+        p.push("cD".repeat(len / 2 + 1)[..len].to_owned());
+    }
+    p
+}
+
+/// Runs `check` on generated texts: mostly ASCII, a quarter with CJK, accented, combining,
+/// fullwidth and other non-ASCII characters mixed in.
+fn on_generated_texts(cases: u32, check: impl Fn(&str) -> Result<(), String>) {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let ascii = prop::sample::select(ascii_pieces());
+    let mut all = ascii_pieces();
+    for s in [
+        "é",
+        "É",
+        "\u{4e00}",
+        "検索",
+        "x\u{301}",
+        "ｆ",
+        "Ｂａｒ",
+        "Größe",
+        "—",
+        "\u{212A}",
+    ] {
+        all.push(s.to_owned());
+    }
+    let any = prop::sample::select(all);
+    let texts = prop_oneof![
+        3 => prop::collection::vec(ascii, 0..30),
+        1 => prop::collection::vec(any, 0..30),
+    ]
+    .prop_map(|v| v.concat());
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&texts, |text| check(&text).map_err(TestCaseError::fail))
+        .expect("same terms");
+}
+
+#[test]
+fn the_fast_paths_emit_what_the_general_path_does() {
+    assert!(ascii_pieces().iter().all(|p| p.is_ascii()));
+    let pairs: Vec<_> = all_configs()
+        .into_iter()
+        .map(|config| {
+            let fast = Tokenizer::with_config(config);
+            let mut slow = Tokenizer::with_config(config);
+            slow.fast = false;
+            (config, fast, slow)
+        })
+        .collect();
+    let pairs = std::cell::RefCell::new(pairs);
+    on_generated_texts(3000, |text| {
+        for (config, fast, slow) in pairs.borrow_mut().iter_mut() {
+            let (a, b) = (run(fast, text), run(slow, text));
+            if a != b {
+                return Err(format!("{config:?} {text:?}:\n fast {a:?}\n slow {b:?}"));
+            }
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn the_fast_paths_agree_on_edge_texts() {
+    for config in all_configs() {
+        let mut fast = Tokenizer::with_config(config);
+        let mut slow = Tokenizer::with_config(config);
+        slow.fast = false;
+        for text in [
+            "",
+            " ",
+            "_",
+            "-",
+            "...",
+            "_-_",
+            "\\",
+            "::",
+            "a---b",
+            "a--b",
+            "a-_b",
+            "-a-",
+            "A.",
+            "_A",
+            "a_",
+            "a--",
+            "Ab-",
+            "9.9",
+            "x::Y",
+            "aB_c",
+            "a:\\B",
+            "ke\u{301}rr",
+            "\u{212A}ey",
+        ] {
+            assert_eq!(
+                run(&mut fast, text),
+                run(&mut slow, text),
+                "{config:?} {text:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_plain_word_path_emits_what_the_general_path_does() {
     use proptest::prelude::*;
@@ -99,7 +290,7 @@ fn the_plain_word_path_emits_what_the_general_path_does() {
         .run(&texts, |text| {
             let mut fast = Tokenizer::with_config(super::TokenizerConfig::default());
             let mut slow = Tokenizer::with_config(super::TokenizerConfig::default());
-            slow.plain = false;
+            slow.fast = false;
             let mut a = Vec::new();
             fast.for_each_term_at(&text, |t, s, e| a.push((t.to_owned(), s, e)));
             let mut b = Vec::new();
