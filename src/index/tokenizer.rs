@@ -241,7 +241,7 @@ impl Tokenizer {
                         }
                         break;
                     }
-                    self.compound(text, start, end, &mut emit);
+                    self.compound(text, start, end, false, &mut emit);
                     i = end;
                 }
             }
@@ -284,42 +284,36 @@ impl Tokenizer {
                 }
             }
         }
-        if end - start > MAX_TERM_BYTES {
-            return Some(end);
-        }
-        let word = if first_upper {
-            self.lower.clear();
-            lower_into(&text[start..end], &mut self.lower);
-            self.lower.as_str()
-        } else {
-            &text[start..end]
-        };
-        Self::word(
-            word,
-            self.config,
-            self.stemmer.as_ref(),
-            &mut self.part,
-            &mut |t| emit(t, start, end),
-        );
+        // letters and digits only: ASCII, emitted as the ASCII path emits a plain word
+        self.plain_ascii(text, start, end, first_upper, emit);
         Some(end)
     }
 
     /// Emits a compound `text[start..end]`: its parts, and the whole when it has more than one
-    /// part (as configured).
+    /// part (as configured). `ascii`: the text is known to be ASCII (the ASCII path), so the
+    /// compound is split and lowercased without checking, and its parts' lowercase forms are
+    /// sliced from the whole's.
     fn compound(
         &mut self,
         text: &str,
         start: usize,
         end: usize,
+        ascii: bool,
         emit: &mut impl FnMut(&str, usize, usize),
     ) {
         let s = &text[start..end];
         self.parts.clear();
-        split_parts(s, &mut self.parts);
-        self.odd = self.odd || !words::compound_words_are_terms(s, &self.parts, self.config);
         self.lower.clear();
-        lower_into(s, &mut self.lower);
-        self.emit_compound(s, start, false, emit);
+        if ascii {
+            parts::split_parts_ascii(s.as_bytes(), &mut self.parts);
+            self.lower.push_str(s);
+            self.lower.make_ascii_lowercase();
+        } else {
+            split_parts(s, &mut self.parts);
+            lower_into(s, &mut self.lower);
+        }
+        self.odd = self.odd || !words::compound_words_are_terms(s, &self.parts, self.config);
+        self.emit_compound(s, start, ascii, emit);
     }
 
     /// Emits the compound `s`, at `start` in the text, from its parts and lowercase form in

@@ -7,8 +7,7 @@
 //! `[A-Za-z0-9_]`, a connector one of `. / - : \`, anything else a space; there is no CJK.
 //! Lowercasing is byte by byte, so a part's lowercase form is the same range of the compound's.
 
-use super::parts::split_parts_ascii;
-use super::{MAX_TERM_BYTES, Tokenizer, words};
+use super::{MAX_TERM_BYTES, Tokenizer};
 
 /// `[A-Za-z0-9_]`: continues a word.
 const WORD: u8 = 1;
@@ -133,7 +132,7 @@ impl Tokenizer {
                     None => break,
                 }
             }
-            self.compound_ascii(text, start, end, emit);
+            self.compound(text, start, end, true, emit);
             i = end;
         }
     }
@@ -141,7 +140,7 @@ impl Tokenizer {
     /// A plain word `text[start..end]`: letters and digits, uppercase at most in its first
     /// letter (`upper`).
     #[inline(always)]
-    fn plain_ascii(
+    pub(super) fn plain_ascii(
         &mut self,
         text: &str,
         start: usize,
@@ -168,24 +167,6 @@ impl Tokenizer {
             &mut self.part,
             &mut |t| emit(t, start, end),
         );
-    }
-
-    /// [`Self::compound`] for an ASCII compound `text[start..end]`.
-    fn compound_ascii(
-        &mut self,
-        text: &str,
-        start: usize,
-        end: usize,
-        emit: &mut impl FnMut(&str, usize, usize),
-    ) {
-        let s = &text[start..end];
-        self.parts.clear();
-        split_parts_ascii(s.as_bytes(), &mut self.parts);
-        self.odd = self.odd || !words::compound_words_are_terms(s, &self.parts, self.config);
-        self.lower.clear();
-        self.lower.push_str(s);
-        self.lower.make_ascii_lowercase();
-        self.emit_compound(s, start, true, emit);
     }
 }
 
