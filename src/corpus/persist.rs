@@ -302,6 +302,9 @@ impl Writer {
                 Ok(Some(mut rechecked)) => {
                     // generations the last writer published after this base
                     let (_, caught) = self.apply_deltas(cache);
+                    // the deltas may have left conversations to the store alone since the base
+                    // was read: a transcript found again takes such a conversation over
+                    self.index_unfollowed();
                     rechecked.unchanged.retain(|p| !caught.contains(p));
                     let loaded_ms = started.elapsed().as_millis() as u64;
                     self.complete = true;

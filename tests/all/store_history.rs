@@ -176,6 +176,62 @@ fn a_restored_file_doubles_nothing() {
     assert_eq!(st["only_in_store"], 0, "{st}");
 }
 
+/// The generation this writer published last (`index_status.sharing.generation`).
+fn published(s: &common::mcp::McpClient) -> u64 {
+    s.index_status()["sharing"]["generation"]
+        .as_u64()
+        .expect("sharing.generation")
+}
+
+/// A transcript removed while a writer ran leaves a delta on top of the last full cache write
+/// (the next one is 30 s away); restored while no server runs, it is taken back under its id
+/// by the next server, which reads that delta first: not a second copy under `<id>@<project>`.
+#[test]
+fn a_file_restored_after_a_published_removal_doubles_nothing() {
+    let env = StoreEnv::new();
+    let a = corpus(&env);
+    let saved = std::fs::read(&a).unwrap();
+    let s = env.serve(&[]);
+    wait_stored(&s, 4);
+    let before = published(&s);
+    std::fs::remove_file(&a).unwrap();
+    wait_presence(&s, A, false);
+    poll_until_desc(
+        "the removal published as a generation",
+        Duration::from_secs(60),
+        || (published(&s) > before).then_some(()),
+    );
+    drop(s);
+    std::fs::write(&a, &saved).unwrap();
+    let s = env.serve(&[]);
+    // until A is back, or a second copy of it shows up
+    let rows = poll_until_desc(
+        &format!("{A} listed with source_present true, or a copy of it"),
+        Duration::from_secs(90),
+        || {
+            let rows = s.list(json!({}))["conversations"].clone();
+            let list = rows.as_array().expect("conversations");
+            list.iter()
+                .any(|r| {
+                    r["session_id"] == A && r["source_present"] == true
+                        || r["session_id"]
+                            .as_str()
+                            .is_some_and(|id| id.starts_with(&format!("{A}@")))
+                })
+                .then_some(rows)
+        },
+    );
+    let ids: Vec<&str> = rows
+        .as_array()
+        .expect("conversations")
+        .iter()
+        .map(|r| r["session_id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids, [A, B], "one conversation per session: {rows}");
+    assert_eq!(rows[0]["turn_count"], 3, "{rows}");
+    assert_eq!(s.hits("ospreyword"), vec![(A.to_string(), 2)]);
+}
+
 #[test]
 fn archive_status_reports_the_store() {
     let env = StoreEnv::new();
