@@ -1,5 +1,5 @@
-//! Tokenizer tests: code shapes, byte ranges, variants, and the plain-word fast path against
-//! the general path on generated text.
+//! Tokenizer tests: code shapes, byte ranges, variants, and the fast paths (plain words, ASCII
+//! texts) against the general path on generated text.
 use super::Tokenizer;
 
 fn terms(s: &str) -> Vec<String> {
