@@ -7,6 +7,8 @@
 #![allow(unsafe_code)]
 
 use memmap2::{Advice, MmapMut};
+// links mimalloc's C library, whose `mi_collect` [`release_free_memory`] calls
+use mimalloc as _;
 use std::mem::{MaybeUninit, align_of, size_of};
 use std::ops::{Deref, DerefMut};
 
@@ -203,10 +205,20 @@ impl<T: Copy + Default> DerefMut for HugeVec<T> {
     }
 }
 
-/// Returns free heap pages to the system. glibc keeps memory freed by worker threads in their
-/// arenas (hundreds of MB after a large build); musl and the others return it as they free,
-/// so there this does nothing.
+/// Returns free heap pages to the system: mimalloc's (the binary's allocator, which otherwise
+/// gives pages back a second after they are freed) at once, and glibc's, which keeps memory
+/// freed by worker threads in their arenas (what its `malloc` still serves: C code such as
+/// SQLite's).
 pub fn release_free_memory() {
+    unsafe extern "C" {
+        fn mi_collect(force: bool);
+    }
+    // SAFETY: `mi_collect` takes no pointer and only walks mimalloc's own heaps; it is safe
+    // to call from any thread at any time (it is linked whether or not mimalloc is the
+    // global allocator of this executable).
+    unsafe {
+        mi_collect(true);
+    }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         unsafe extern "C" {
