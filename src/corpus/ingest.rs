@@ -397,6 +397,9 @@ impl FileState {
             }
             filled += n;
             let mut start = 0usize;
+            // the complete lines of this chunk that the running hash takes (they are one run:
+            // every line from the first past FULL_HASH_MAX on is left out), hashed at once
+            let mut hashed_end = 0usize;
             while let Some(nl) = memchr::memchr(b'\n', &buf[start..filled]) {
                 let line = &buf[start..start + nl];
                 let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -410,11 +413,12 @@ impl FileState {
                     }
                 }
                 if self.offset + (nl as u64) < FULL_HASH_MAX {
-                    self.stream.update(&buf[start..start + nl + 1]);
+                    hashed_end = start + nl + 1;
                 }
                 self.offset += (nl + 1) as u64;
                 start += nl + 1;
             }
+            self.stream.update(&buf[..hashed_end]);
             buf.copy_within(start..filled, 0);
             filled -= start;
         }

@@ -10,7 +10,7 @@ use super::segment::Segment;
 use super::tokenizer::Tokenizer;
 use crate::util::blob::{Blob, Column, Text};
 use crate::util::huge::{HugeVec, prefetch};
-use crate::util::varint;
+use crate::util::{SHORT, cmp_bytes, extend_short, varint};
 use rustc_hash::FxHashMap;
 
 /// The term ids in the terms' byte order. Sorted by each term's first 8 bytes (big-endian,
@@ -28,7 +28,7 @@ fn sorted_ids(terms: &Terms) -> Vec<u32> {
         .collect();
     keyed.sort_unstable_by(|a, b| {
         a.0.cmp(&b.0)
-            .then_with(|| terms.get(a.1).cmp(terms.get(b.1)))
+            .then_with(|| cmp_bytes(terms.get(a.1), terms.get(b.1)))
     });
     keyed.into_iter().map(|(_, id)| id).collect()
 }
@@ -52,6 +52,8 @@ pub struct SegmentBuilder {
     doc_terms: Vec<(u32, Tf)>,
     docs: Vec<DocMeta>,
     text: String,
+    /// Room a segment's text starts with ([`Self::set_text_room`]).
+    text_room: usize,
     total_len: u64,
     tokenizer: Tokenizer,
     /// Terms between the tokenizer and the interner (their slots being prefetched).
@@ -137,6 +139,9 @@ impl SegmentBuilder {
         let mut len = 0u32;
         let text_start = self.text.len() as u64;
         let mut field_len = [0u32; FIELDS];
+        if self.text.is_empty() {
+            self.text.reserve(self.text_room);
+        }
         for (f, text) in doc.fields.iter().enumerate() {
             self.text.push_str(text);
             field_len[f] = text.len() as u32;
@@ -230,15 +235,19 @@ impl SegmentBuilder {
     /// Sorts the dictionary and lays postings out contiguously.
     pub fn finish(mut self, id: u64) -> Segment {
         let terms = std::mem::take(&mut self.terms).into_terms();
-        self.lay_out(id, &terms)
+        let text = self.take_text();
+        self.lay_out(id, &terms, text)
     }
 
     /// [`Self::finish`], leaving the builder empty for the next segment with its big tables
-    /// kept: the interner's slots, the per-term state and the posting pool stay resident, so a
-    /// worker of the first build does not fault in and zero fresh memory for every segment.
+    /// kept: the interner's slots and term buffers, the per-term state and the posting pool stay
+    /// resident, so a worker of the first build does not fault in and zero fresh memory for
+    /// every segment.
     pub fn finish_reuse(&mut self, id: u64) -> Segment {
         let terms = self.terms.take_terms();
-        let seg = self.lay_out(id, &terms);
+        let text = self.take_text();
+        let seg = self.lay_out(id, &terms, text);
+        self.terms.recycle(terms);
         self.state.clear();
         self.pool.clear();
         self.docs.clear();
@@ -248,9 +257,23 @@ impl SegmentBuilder {
         seg
     }
 
-    /// The segment of what was added (`terms`: the interner's terms, taken out); takes the
-    /// text, paths, duplicate keys and marks out of the builder.
-    fn lay_out(&mut self, id: u64, terms: &Terms) -> Segment {
+    /// Makes each segment's text start with room for `bytes` (see [`Self::add`]): a first-build
+    /// worker fills segments to a known size, and a text grown by doubling was copied at each
+    /// step (room never written takes no memory).
+    pub fn set_text_room(&mut self, bytes: usize) {
+        self.text_room = bytes;
+    }
+
+    /// The text of the segment being finished, without spare room.
+    fn take_text(&mut self) -> String {
+        let mut text = std::mem::take(&mut self.text);
+        text.shrink_to_fit();
+        text
+    }
+
+    /// The segment of what was added (`terms`: the interner's terms, and `text`, taken out);
+    /// takes the paths, duplicate keys and marks out of the builder.
+    fn lay_out(&mut self, id: u64, terms: &Terms, text: String) -> Segment {
         let order = sorted_ids(terms);
         let total_term_bytes = terms.total_bytes();
         let total_post = self.pool.written();
@@ -273,24 +296,22 @@ impl SegmentBuilder {
             .collect();
         let mut dups = std::mem::take(&mut self.dups);
         dups.sort_unstable();
-        let mut term_bytes = Vec::with_capacity(total_term_bytes);
+        let mut term_bytes = Vec::with_capacity(total_term_bytes + SHORT);
         let mut term_offsets = Vec::with_capacity(order.len() + 1);
         let mut post_offsets = Vec::with_capacity(order.len() + 1);
         let mut dfs = Vec::with_capacity(order.len());
-        let mut postings: Vec<u8> = Vec::with_capacity(total_post);
+        let mut postings: Vec<u8> = Vec::with_capacity(total_post + SHORT);
         let state = &self.state;
         for &t in &order {
             let t = t as usize;
             term_offsets.push(term_bytes.len() as u32);
-            term_bytes.extend_from_slice(terms.get(t as u32));
+            extend_short(&mut term_bytes, terms.get(t as u32));
             post_offsets.push(postings.len() as u64);
             self.pool.copy_out(&state[t].list, &mut postings);
             dfs.push(state[t].df);
         }
         term_offsets.push(term_bytes.len() as u32);
         post_offsets.push(postings.len() as u64);
-        let mut text = std::mem::take(&mut self.text);
-        text.shrink_to_fit();
         let mut seg = Segment {
             id,
             paths,
@@ -368,6 +389,8 @@ mod tests {
             bytes
         };
         let mut reused = SegmentBuilder::new();
+        // room for less text than the first batch brings, more than the others
+        reused.set_text_room(1 << 16);
         // the first batch grows the tables well past what the later, smaller ones need
         for (round, n) in [(0, 3000), (1, 40), (2, 1), (3, 700)] {
             let docs = batch(round, n);

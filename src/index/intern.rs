@@ -4,8 +4,8 @@
 //! registers; longer keys are compared with the stored string. Different words never share an
 //! id. The terms are stored end to end in one buffer.
 
-use crate::util::copy_short;
 use crate::util::huge::{HugeVec, prefetch};
+use crate::util::{copy_short, eq_bytes, extend_short};
 use rustc_hash::FxHasher;
 use std::hash::Hasher;
 
@@ -143,14 +143,14 @@ impl Interner {
                     key,
                     extra: init,
                 };
-                self.bytes.extend_from_slice(bytes);
+                extend_short(&mut self.bytes, bytes);
                 self.ends.push(self.bytes.len() as u32);
                 return (id, true, &mut self.slots[i].extra);
             }
             // same length and first 16 bytes: the same key when it fits the slot
             if s.tag == t && s.key == key {
                 let id = s.id - 1;
-                if bytes.len() <= INLINE || self.term_bytes(id) == bytes {
+                if bytes.len() <= INLINE || eq_bytes(self.term_bytes(id), bytes) {
                     return (id, false, &mut self.slots[i].extra);
                 }
             }
@@ -237,6 +237,23 @@ impl Interner {
         terms
     }
 
+    /// Gives the buffers of `terms` (taken by [`Self::take_terms`]) back to the emptied
+    /// interner, so that the next terms do not regrow them from nothing.
+    pub fn recycle(&mut self, terms: Terms) {
+        if !self.is_empty() {
+            return;
+        }
+        let Terms {
+            mut bytes,
+            mut ends,
+        } = terms;
+        bytes.clear();
+        ends.clear();
+        ends.push(0);
+        self.bytes = bytes;
+        self.ends = ends;
+    }
+
     fn terms_out(&mut self) -> Terms {
         let mut ends = std::mem::take(&mut self.ends);
         if ends.is_empty() {
@@ -282,5 +299,30 @@ mod tests {
             assert_eq!((id, new, *extra), (i as u32, false, 5));
         }
         assert_eq!(t.get_or_insert(&b), (ib, false));
+    }
+
+    #[test]
+    fn recycled_buffers_start_a_fresh_dictionary() {
+        let mut t = Interner::default();
+        for w in ["alpha", "beta", "a-term-longer-than-sixteen-bytes"] {
+            t.get_or_insert(w);
+        }
+        let terms = t.take_terms();
+        assert_eq!(terms.len(), 3);
+        assert_eq!(terms.get(2), b"a-term-longer-than-sixteen-bytes");
+        let room = terms.bytes.capacity();
+        t.recycle(terms);
+        assert!(t.is_empty());
+        assert_eq!(t.bytes.capacity(), room);
+        // the old terms are gone; new ones are numbered from 0
+        assert_eq!(t.get_or_insert("beta"), (0, true));
+        assert_eq!(t.get_or_insert("gamma"), (1, true));
+        assert_eq!(t.get_or_insert("beta"), (0, false));
+        assert_eq!(t.term(1), "gamma");
+        // a non-empty interner keeps its own buffers
+        let other = Interner::default().take_terms();
+        t.recycle(other);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.get_or_insert("gamma"), (1, false));
     }
 }

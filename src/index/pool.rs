@@ -5,6 +5,7 @@
 //! `realloc` and `free` alone. Appending here never moves a byte; the lists are read back once,
 //! in dictionary order, when the segment is laid out.
 
+use crate::util::extend_short;
 use crate::util::huge::{HugeVec, prefetch};
 
 /// Bytes of the offset that ends each slice.
@@ -89,7 +90,8 @@ impl Pool {
         list.left = size as u32;
     }
 
-    /// Appends the bytes of `list`, in order, to `out`.
+    /// Appends the bytes of `list`, in order, to `out` (which needs [`crate::util::SHORT`] bytes
+    /// of room beyond them not to grow: see [`extend_short`]).
     pub fn copy_out(&self, list: &List, out: &mut Vec<u8>) {
         if list.size == 0 {
             return;
@@ -102,10 +104,10 @@ impl Pool {
             // the slice holding the tail is the last (a later slice starts past this one's
             // link, so the tail of a longer list is never in `start..=end`)
             if (start..=end).contains(&tail) {
-                out.extend_from_slice(&self.bytes[start..tail]);
+                extend_short(out, &self.bytes[start..tail]);
                 return;
             }
-            out.extend_from_slice(&self.bytes[start..end]);
+            extend_short(out, &self.bytes[start..end]);
             let mut link = [0u8; LINK];
             link.copy_from_slice(&self.bytes[end..end + LINK]);
             start = u64::from_le_bytes(link) as usize;

@@ -39,17 +39,87 @@ pub fn copy_short(dst: &mut [u8], src: &[u8]) {
         16.. => blocks!(16),
         8..=15 => blocks!(8),
         4..=7 => blocks!(4),
-        _ => {
-            for (d, s) in dst.iter_mut().zip(src) {
-                *d = *s;
-            }
+        // three single moves, not a loop (LLVM turns a byte loop back into a `memcpy` call)
+        1..=3 => {
+            dst[0] = src[0];
+            dst[n / 2] = src[n / 2];
+            dst[n - 1] = src[n - 1];
+        }
+        0 => {}
+    }
+}
+
+/// Longest `src` that [`extend_short`] copies by fixed-size moves.
+pub const SHORT: usize = 16;
+
+/// Appends `src` to `out`; one of at most [`SHORT`] bytes by [`copy_short`] instead of a call
+/// to `memcpy` (the static musl binary's `memcpy` moves bytes one at a time around a
+/// `rep movsq`: tens of cycles for a few bytes). Such an append briefly needs [`SHORT`] bytes
+/// of room: a vector sized exactly in advance gets that much more capacity.
+#[inline]
+pub fn extend_short(out: &mut Vec<u8>, src: &[u8]) {
+    let n = src.len();
+    if n > SHORT {
+        out.extend_from_slice(src);
+        return;
+    }
+    let at = out.len();
+    out.extend_from_slice(&[0u8; SHORT]);
+    copy_short(&mut out[at..at + n], src);
+    out.truncate(at + n);
+}
+
+/// `a` and `b` compared in byte order, eight bytes a step: the C library's `memcmp` (what
+/// comparing slices calls) is a byte loop in the static musl binary, and terms that share a
+/// long prefix (paths, identifiers) are compared often while a dictionary is sorted.
+pub fn cmp_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (p, q) in (&mut x).zip(&mut y) {
+        let (p, q) = (word(p), word(q));
+        if p != q {
+            return p.cmp(&q);
         }
     }
+    // what is left of each (the rest of the shorter one is shorter than eight bytes)
+    let done = a.len().min(b.len()) / 8 * 8;
+    a[done..].cmp(&b[done..])
+}
+
+/// Whether `a` and `b` are the same bytes (see [`cmp_bytes`] for why not `==`).
+#[inline]
+pub fn eq_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && cmp_bytes(a, b).is_eq()
+}
+
+/// Eight bytes as a big-endian word (so that words compare as the bytes do).
+#[inline]
+fn word(chunk: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(chunk);
+    u64::from_be_bytes(w)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::copy_short;
+    use super::{SHORT, cmp_bytes, copy_short, eq_bytes, extend_short};
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn byte_comparisons_agree_with_slices(
+            a in proptest::collection::vec(0u8..4, 0..40),
+            b in proptest::collection::vec(0u8..4, 0..40),
+            shared in 0usize..30,
+        ) {
+            // a common prefix of random length makes the interesting cases frequent
+            let prefix: Vec<u8> = (0..shared).map(|i| (i * 7) as u8).collect();
+            let (a, b) = ([&prefix[..], &a].concat(), [&prefix[..], &b].concat());
+            prop_assert_eq!(cmp_bytes(&a, &b), a.cmp(&b));
+            prop_assert_eq!(cmp_bytes(&b, &a), b.cmp(&a));
+            prop_assert_eq!(eq_bytes(&a, &b), a == b);
+            prop_assert!(eq_bytes(&a, &a.clone()));
+        }
+    }
 
     #[test]
     fn short_copies_copy_exactly() {
@@ -59,6 +129,23 @@ mod tests {
             copy_short(&mut dst, &src[..n]);
             assert_eq!(&dst[..n], &src[..n], "{n}");
             assert!(dst[n..].iter().all(|&b| b == 0), "{n}: wrote past the end");
+        }
+    }
+
+    #[test]
+    fn short_appends_append_exactly() {
+        let src: Vec<u8> = (1..=40).collect();
+        for before in [0usize, 1, 7, 100] {
+            for n in 0..=40 {
+                let mut out = vec![9u8; before];
+                out.reserve_exact(n + SHORT);
+                let room = out.capacity();
+                extend_short(&mut out, &src[..n]);
+                assert_eq!(out.len(), before + n);
+                assert!(out[..before].iter().all(|&b| b == 9));
+                assert_eq!(&out[before..], &src[..n], "{before} + {n}");
+                assert_eq!(out.capacity(), room, "no growth with SHORT bytes of room");
+            }
         }
     }
 

@@ -55,7 +55,7 @@ fn mark_all(hay: &[u8], bits: &mut Vec<u64>) -> u64 {
     let tail = chunks.remainder();
     if !tail.is_empty() {
         let mut padded = [b' '; 64];
-        padded[..tail.len()].copy_from_slice(tail);
+        super::copy_short(&mut padded, tail);
         let (special, top) = chunk_bits(&padded);
         bits.push(special);
         high |= top;
