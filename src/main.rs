@@ -15,6 +15,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
+    // freed memory goes back to the system at once, except while a first build runs
+    conversation_search::util::huge::hold_freed_memory(false);
     match cli::run(cli) {
         Ok(code) => code,
         Err(e) if e.is::<cli::UsageError>() => {

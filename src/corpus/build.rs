@@ -66,6 +66,7 @@ impl Writer {
     /// snapshot.
     pub fn initial_build(&mut self) {
         let started = Instant::now();
+        crate::util::huge::hold_freed_memory(true);
         let files = self.discover();
         let sizes: Vec<u64> = files
             .iter()
@@ -123,6 +124,9 @@ impl Writer {
         self.complete = true;
         self.publish(started);
         self.log_built(started);
+        // the workers' tables and read buffers go back to the system now
+        crate::util::huge::hold_freed_memory(false);
+        crate::util::huge::release_free_memory();
         // the turns read wait for the store, searches do not: a first slice now (all of a small
         // corpus), the rest between live changes (a one-shot command: [`Writer::store_flush`])
         self.store_flush_some();

@@ -326,6 +326,9 @@ impl Writer {
                     let refreshed_ms = started.elapsed().as_millis() as u64;
                     self.archive_start();
                     self.publish(started);
+                    // the decoding's buffers go back to the system now, not a moment later
+                    // (several servers each holding them is what sharing the index avoids)
+                    crate::util::huge::release_free_memory();
                     self.store_flush_some();
                     tracing::info!(
                         files = self.files.len(),

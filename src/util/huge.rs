@@ -205,6 +205,27 @@ impl<T: Copy + Default> DerefMut for HugeVec<T> {
     }
 }
 
+/// mimalloc's `mi_option_purge_delay`: its place in `mi_option_t` (mimalloc.h); a test checks
+/// that this option has the documented default of the linked version (1000 ms).
+const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
+
+unsafe extern "C" {
+    #[cfg(test)]
+    fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
+    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+}
+
+/// Whether memory freed now stays with the allocator for a second before going back to the
+/// system. Held while a first build runs (memory freed there is soon needed again, and taking
+/// it back costs page faults and zeroing); otherwise given back at once, so that the servers
+/// sharing one index each keep only what they use.
+pub fn hold_freed_memory(hold: bool) {
+    // SAFETY: setting an option takes no pointer and is safe from any thread at any time.
+    unsafe {
+        mi_option_set(MI_OPTION_PURGE_DELAY, if hold { 1000 } else { 0 });
+    }
+}
+
 /// Returns free heap pages to the system: mimalloc's (the binary's allocator, which otherwise
 /// gives pages back a second after they are freed) at once, and glibc's, which keeps memory
 /// freed by worker threads in their arenas (what its `malloc` still serves: C code such as
@@ -235,6 +256,28 @@ pub fn release_free_memory() {
 #[cfg(test)]
 mod tests {
     use super::HugeVec;
+
+    #[test]
+    fn the_purge_delay_option_is_the_one_named() {
+        // SAFETY: reading and setting an option takes no pointer.
+        let default = unsafe { super::mi_option_get(super::MI_OPTION_PURGE_DELAY) };
+        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+            assert_eq!(
+                default, 1000,
+                "option 15 is not mimalloc's purge delay (its default)"
+            );
+        }
+        super::hold_freed_memory(false);
+        assert_eq!(
+            unsafe { super::mi_option_get(super::MI_OPTION_PURGE_DELAY) },
+            0
+        );
+        super::hold_freed_memory(true);
+        assert_eq!(
+            unsafe { super::mi_option_get(super::MI_OPTION_PURGE_DELAY) },
+            1000
+        );
+    }
 
     #[test]
     fn grows_from_heap_to_mapping_keeping_values() {
