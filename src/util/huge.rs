@@ -227,9 +227,9 @@ pub fn hold_freed_memory(hold: bool) {
 }
 
 /// Returns free heap pages to the system: mimalloc's (the binary's allocator, which otherwise
-/// gives pages back a second after they are freed) at once, and glibc's, which keeps memory
-/// freed by worker threads in their arenas (what its `malloc` still serves: C code such as
-/// SQLite's).
+/// gives them back after its purge delay, see [`hold_freed_memory`]) at once, and glibc's,
+/// which keeps memory freed by worker threads in their arenas (what its `malloc` still serves:
+/// C code such as SQLite's).
 pub fn release_free_memory() {
     unsafe extern "C" {
         fn mi_collect(force: bool);
