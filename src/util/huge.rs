@@ -1,6 +1,7 @@
 //! Memory for big tables: growable arrays (and a prefetch hint) for the tables touched at
 //! random while a segment is built (the term interner's slots, the per-term state, the
-//! posting pool), and giving freed heap back once a built index is dropped. Past a couple of MiB they live
+//! posting pool), and when the heap gives freed memory back (held during a first build, at once
+//! otherwise, and all of it once a built index is dropped). Past a couple of MiB the tables live
 //! in anonymous memory advised to be backed by transparent huge pages: with 4 KiB pages nearly
 //! every random access to a table of tens of MiB also misses the TLB, and the page walks cost a
 //! tenth of the first build. Below that they are ordinary vectors.
