@@ -279,8 +279,8 @@ impl ClaudeParser {
         }
     }
 
-    fn assistant(&mut self, rec: Record, at: At) -> Result<(), LineError> {
-        let message = rec.message.ok_or(LineError::NoMessage("assistant"))?;
+    fn assistant(&mut self, message: Option<Message>, at: At) -> Result<(), LineError> {
+        let message = message.ok_or(LineError::NoMessage("assistant"))?;
         let message_id = message.id.as_deref();
         match message.content {
             Content::Text(text) => self.turns.assistant_text(at, message_id, &text),
@@ -320,10 +320,10 @@ impl ClaudeParser {
     fn record(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError> {
         // Strings we read are validated as UTF-8; skipped values (tool output) are not, so a
         // bad byte inside a tool result does not cost the record.
-        let rec: Record = match scan::record(line, &mut self.specials) {
-            Some(rec) => rec,
-            None => serde_json::from_slice(line).map_err(|e| LineError::Json(e.to_string()))?,
-        };
+        let mut rec = Record::default();
+        if scan::record(line, &mut self.specials, &mut rec).is_none() {
+            rec = serde_json::from_slice(line).map_err(|e| LineError::Json(e.to_string()))?;
+        }
         let Some(kind) = rec.kind.as_deref() else {
             return Err(LineError::NoType);
         };
@@ -353,8 +353,11 @@ impl ClaudeParser {
         }
         fill(&mut self.meta.slug, &rec.slug);
         match kind {
-            "user" => return self.user(rec, at),
-            "assistant" => return self.assistant(rec, at),
+            "user" => {
+                let meta = rec.is_meta.0 || rec.is_compact_summary.0;
+                return self.user(rec.message, meta, at);
+            }
+            "assistant" => return self.assistant(rec.message, at),
             "attachment" => self.attachment(&rec, at),
             "summary" => {
                 if let Some(text) = rec.summary.non_empty() {

@@ -2,7 +2,7 @@
 //! prompts typed while Claude was working, delivered as `queued_command` attachments (joined to
 //! the running turn as later prompts; their `queue-operation` records carry no content).
 use super::prompt::prompt_text;
-use super::{Block, ClaudeParser, Record};
+use super::{Block, ClaudeParser, Message, Record};
 use crate::transcript::lenient::{self, Content, LStr};
 use crate::transcript::{At, Attachment, LineError};
 use serde::Deserialize;
@@ -76,9 +76,15 @@ pub(super) struct AttachmentRecord<'a> {
 }
 
 impl ClaudeParser {
-    pub(super) fn user(&mut self, rec: Record, at: At) -> Result<(), LineError> {
-        let message = rec.message.ok_or(LineError::NoMessage("user"))?;
-        if rec.is_meta.0 || rec.is_compact_summary.0 {
+    /// A `user` record's message; `meta`: the record is marked meta or a compact summary.
+    pub(super) fn user(
+        &mut self,
+        message: Option<Message>,
+        meta: bool,
+        at: At,
+    ) -> Result<(), LineError> {
+        let message = message.ok_or(LineError::NoMessage("user"))?;
+        if meta {
             self.turns.touch(at.timestamp);
             return Ok(());
         }
