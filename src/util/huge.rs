@@ -37,13 +37,9 @@ pub struct HugeVec<T: Copy + Default> {
 enum Store<T> {
     /// Holds exactly the array's elements.
     Heap(Vec<T>),
-    /// A mapping with room for `cap` elements, of which the first `init` (≥ the array's
-    /// length) are initialised; the rest were never touched.
-    Map {
-        map: MmapMut,
-        cap: usize,
-        init: usize,
-    },
+    /// A mapping with room for `cap` elements, of which the first `len` (the array's) were
+    /// written; those past the largest length yet were never touched.
+    Map { map: MmapMut, cap: usize },
 }
 
 impl<T: Copy + Default> Default for HugeVec<T> {
@@ -93,26 +89,23 @@ impl<T: Copy + Default> HugeVec<T> {
         self.reserve(self.len + 1);
         match &mut self.store {
             Store::Heap(v) => v.push(value),
-            Store::Map { map, cap, init } => {
+            Store::Map { map, cap } => {
                 Self::room(map, *cap)[self.len].write(value);
-                *init = (*init).max(self.len + 1);
             }
         }
         self.len += 1;
     }
 
     /// Grows (or shrinks) to `len` elements, new ones set to `value`.
-    #[inline]
     pub fn resize(&mut self, len: usize, value: T) {
         self.reserve(len);
         match &mut self.store {
             Store::Heap(v) => v.resize(len, value),
-            Store::Map { map, cap, init } => {
+            Store::Map { map, cap } => {
                 if len > self.len {
                     for x in &mut Self::room(map, *cap)[self.len..len] {
                         x.write(value);
                     }
-                    *init = (*init).max(len);
                 }
             }
         }
@@ -151,11 +144,7 @@ impl<T: Copy + Default> HugeVec<T> {
                 for (x, &v) in Self::room(&mut map, cap)[..len].iter_mut().zip(self.iter()) {
                     x.write(v);
                 }
-                self.store = Store::Map {
-                    map,
-                    cap,
-                    init: len,
-                };
+                self.store = Store::Map { map, cap };
             }
             Err(e) => {
                 // no mapping to be had: an ordinary vector does the same work, only slower
@@ -193,18 +182,20 @@ impl<T: Copy + Default> HugeVec<T> {
         unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<MaybeUninit<T>>(), cap) }
     }
 
-    /// The first `init` elements of a mapping made by [`Self::mapped`], all initialised.
-    fn view_mut(map: &mut MmapMut, init: usize) -> &mut [T] {
-        debug_assert!(map.len() >= init * size_of::<T>());
-        // SAFETY: as in `room`; the first `init` elements were written with values of `T`
-        // (`push`, `resize`, `remap` keep `init` so) and only overwritten with such since.
-        unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<T>(), init) }
+    /// The first `len` elements of a mapping made by [`Self::mapped`]; `len` is the array's
+    /// length, and every element below it was written.
+    fn view_mut(map: &mut MmapMut, len: usize) -> &mut [T] {
+        debug_assert!(map.len() >= len * size_of::<T>());
+        // SAFETY: as in `room`; the array's first `len` elements were written with values of
+        // `T` (by `push`, `resize` or `remap`, which grow the length only over what they write)
+        // and only overwritten with such since.
+        unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<T>(), len) }
     }
 
-    fn view(map: &MmapMut, init: usize) -> &[T] {
-        debug_assert!(map.len() >= init * size_of::<T>());
+    fn view(map: &MmapMut, len: usize) -> &[T] {
+        debug_assert!(map.len() >= len * size_of::<T>());
         // SAFETY: as in `view_mut`.
-        unsafe { std::slice::from_raw_parts(map.as_ptr().cast::<T>(), init) }
+        unsafe { std::slice::from_raw_parts(map.as_ptr().cast::<T>(), len) }
     }
 }
 
@@ -247,7 +238,7 @@ impl<T: Copy + Default> Deref for HugeVec<T> {
     fn deref(&self) -> &[T] {
         match &self.store {
             Store::Heap(v) => v,
-            Store::Map { map, init, .. } => &Self::view(map, *init)[..self.len],
+            Store::Map { map, .. } => Self::view(map, self.len),
         }
     }
 }
@@ -257,7 +248,7 @@ impl<T: Copy + Default> DerefMut for HugeVec<T> {
     fn deref_mut(&mut self) -> &mut [T] {
         match &mut self.store {
             Store::Heap(v) => v,
-            Store::Map { map, init, .. } => &mut Self::view_mut(map, *init)[..self.len],
+            Store::Map { map, .. } => Self::view_mut(map, self.len),
         }
     }
 }
