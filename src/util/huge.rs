@@ -27,7 +27,7 @@ const MIN_MAP: usize = 2 << 20;
 const RESERVE: usize = 256 << 20;
 
 /// A growable array of plain values, in huge pages once large (see the module).
-pub struct HugeVec<T: Copy + Default> {
+pub struct HugeVec<T: Copy> {
     len: usize,
     store: Store<T>,
     /// A mapping failed: stay on the heap.
@@ -42,13 +42,13 @@ enum Store<T> {
     Map { map: MmapMut, cap: usize },
 }
 
-impl<T: Copy + Default> Default for HugeVec<T> {
+impl<T: Copy> Default for HugeVec<T> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T: Copy + Default> HugeVec<T> {
+impl<T: Copy> HugeVec<T> {
     const ALIGNED: () = assert!(align_of::<T>() <= 4096 && size_of::<T>() > 0);
 
     pub fn new() -> Self {
@@ -225,13 +225,13 @@ pub fn prefetch<T>(x: &T) {
     let _ = x;
 }
 
-impl<T: Copy + Default> std::fmt::Debug for HugeVec<T> {
+impl<T: Copy> std::fmt::Debug for HugeVec<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "HugeVec(len {})", self.len)
     }
 }
 
-impl<T: Copy + Default> Deref for HugeVec<T> {
+impl<T: Copy> Deref for HugeVec<T> {
     type Target = [T];
 
     #[inline]
@@ -243,7 +243,7 @@ impl<T: Copy + Default> Deref for HugeVec<T> {
     }
 }
 
-impl<T: Copy + Default> DerefMut for HugeVec<T> {
+impl<T: Copy> DerefMut for HugeVec<T> {
     #[inline]
     fn deref_mut(&mut self) -> &mut [T] {
         match &mut self.store {
