@@ -109,9 +109,13 @@ fn count_term(
         if let Some(s) = state.get(id as usize) {
             prefetch(s);
         }
-        let mut tf = [0; FIELDS];
-        tf[f] = 1;
-        doc_terms.push((id, tf));
+        // the frequencies are set where they are stored: built on the stack, the one set at a
+        // run-time index was read back as a wider load than its stores, which the processor
+        // cannot forward (a stall at every new term of a document)
+        doc_terms.push((id, [0; FIELDS]));
+        if let Some((_, tf)) = doc_terms.last_mut() {
+            tf[f] += 1;
+        }
     }
 }
 

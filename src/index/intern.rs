@@ -5,7 +5,7 @@
 //! id. The terms are stored end to end in one buffer.
 
 use crate::util::huge::{HugeVec, prefetch};
-use crate::util::{copy_short, eq_bytes, extend_short};
+use crate::util::{eq_bytes, extend_short};
 use rustc_hash::FxHasher;
 use std::hash::Hasher;
 
@@ -22,7 +22,8 @@ struct Slot {
     tag: u32,
     /// Id + 1; 0 marks an empty slot.
     id: u32,
-    key: [u8; INLINE],
+    /// The key's first [`INLINE`] bytes, zero-padded, as little-endian words.
+    key: [u64; 2],
     extra: u64,
 }
 
@@ -52,12 +53,32 @@ fn tag(full: u64, len: usize) -> u32 {
     ((full >> 32) as u32 & !0xff) | len.min(255) as u32
 }
 
-/// The key padded into a slot's inline bytes.
+/// The key's first [`INLINE`] bytes, zero-padded, as a slot holds them: read straight into
+/// registers by a few loads from the key, some overlapping, never written to memory first. (Built
+/// in a stack array by short stores and then compared as wider words, the key was read back
+/// before those stores could be forwarded to the load: a stall on every lookup.)
 #[inline]
-fn inline_key(bytes: &[u8]) -> [u8; INLINE] {
-    let mut k = [0u8; INLINE];
-    copy_short(&mut k, &bytes[..bytes.len().min(INLINE)]);
-    k
+fn inline_key(bytes: &[u8]) -> [u64; 2] {
+    let n = bytes.len();
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let half = |at: usize| {
+        u64::from(u32::from_le_bytes(
+            bytes[at..at + 4].try_into().expect("4 bytes"),
+        ))
+    };
+    match n {
+        16.. => [word(0), word(8)],
+        // the last eight bytes, shifted down so that bytes past the key are zeros
+        9..=15 => [word(0), word(n - 8) >> (8 * (16 - n))],
+        8 => [word(0), 0],
+        // two overlapping halves: the bytes they share are the same bytes
+        4..=7 => [half(0) | half(n - 4) << (8 * (n - 4)), 0],
+        1..=3 => {
+            let b = |i: usize| u64::from(bytes[i]) << (8 * i);
+            [b(0) | b(n / 2) | b(n - 1), 0]
+        }
+        0 => [0, 0],
+    }
 }
 
 /// The terms of an [`Interner`], by id.
@@ -277,7 +298,21 @@ impl Interner {
 
 #[cfg(test)]
 mod tests {
-    use super::Interner;
+    use super::{INLINE, Interner, inline_key};
+
+    #[test]
+    fn an_inline_key_is_the_zero_padded_first_bytes() {
+        let text: Vec<u8> = (1..=40u8).map(|b| b.wrapping_mul(37) | 1).collect();
+        for n in 0..=text.len() {
+            let mut padded = [0u8; INLINE];
+            padded[..n.min(INLINE)].copy_from_slice(&text[..n.min(INLINE)]);
+            let want = [
+                u64::from_le_bytes(padded[..8].try_into().unwrap()),
+                u64::from_le_bytes(padded[8..].try_into().unwrap()),
+            ];
+            assert_eq!(inline_key(&text[..n]), want, "length {n}");
+        }
+    }
 
     #[test]
     fn interns_exactly() {
