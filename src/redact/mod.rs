@@ -11,9 +11,10 @@
 //! secrets are then indexed, cached and returned as written). The rules' identity
 //! ([`key_bytes`]) is part of the persistent index's key, so changed rules rebuild it.
 mod checks;
+mod gate;
 pub mod rules;
 
-use aho_corasick::AhoCorasick;
+use gate::Gate;
 use regex::Regex;
 use rules::RULES;
 use std::borrow::Cow;
@@ -142,9 +143,7 @@ impl Compiled {
 /// A compiled rule set with its anchor prefilter.
 pub struct Redactor {
     rules: Vec<Compiled>,
-    gate: AhoCorasick,
-    /// Per gate pattern: the rule it belongs to and whether it must match case-exactly.
-    anchors: Vec<(usize, Option<&'static str>)>,
+    gate: Gate,
     /// Rules without anchors (the extra pattern), as a bit set: checked on every text.
     unanchored: u64,
     fingerprint: u64,
@@ -171,18 +170,13 @@ impl Redactor {
         h.update(&RULES_VERSION.to_le_bytes());
         let mut compiled = Vec::new();
         let mut anchors = Vec::new();
-        let mut literals = Vec::new();
         for (i, r) in rules.iter().enumerate() {
             for part in [r.name, r.pattern].iter().chain(r.anchors) {
                 h.update(&(part.len() as u64).to_le_bytes());
                 h.update(part.as_bytes());
             }
             h.update(format!("{:?}", r.check).as_bytes());
-            for a in r.anchors {
-                let exact = a.bytes().any(|b| b.is_ascii_uppercase());
-                anchors.push((i, exact.then_some(*a)));
-                literals.push(a.to_ascii_lowercase());
-            }
+            anchors.extend(r.anchors.iter().map(|&a| (i, a)));
             compiled.push(Compiled {
                 name: r.name,
                 pattern: r.pattern,
@@ -204,14 +198,9 @@ impl Redactor {
         let unanchored = (0..compiled.len())
             .filter(|&i| rules.get(i).is_none_or(|r| r.anchors.is_empty()))
             .fold(0u64, |m, i| m | (1 << i));
-        let gate = AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .build(&literals)
-            .expect("anchors are plain literals");
         Redactor {
             rules: compiled,
-            gate,
-            anchors,
+            gate: Gate::new(&anchors),
             unanchored,
             fingerprint: h.digest(),
         }
@@ -220,14 +209,7 @@ impl Redactor {
     /// Which rules can match `text`, as a bit set: those with an anchor in it (one pass),
     /// and any without anchors.
     fn candidates(&self, text: &str) -> u64 {
-        let mut want = self.unanchored;
-        for m in self.gate.find_overlapping_iter(text) {
-            let (rule, exact) = self.anchors[m.pattern().as_usize()];
-            if exact.is_none_or(|a| text.as_bytes()[m.range()] == *a.as_bytes()) {
-                want |= 1 << rule;
-            }
-        }
-        want
+        self.unanchored | self.gate.rules(text.as_bytes())
     }
 
     /// The secrets in `text`: byte ranges with the index of the rule that names them, sorted
