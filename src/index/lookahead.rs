@@ -19,9 +19,10 @@ struct Meta {
     field: u8,
 }
 
-/// Slots in the ring: one more than it queues, so that the term last taken out keeps its
-/// slot (and is handed out from there, uncopied) until the next one is taken.
-const SLOTS: usize = DEPTH + 1;
+/// Slots in the ring: more than it queues, so that the term last taken out keeps its slot (and
+/// is handed out from there, uncopied) until the next one is taken; a power of two, so that a
+/// place in the ring is a mask, not a division.
+const SLOTS: usize = (DEPTH + 1).next_power_of_two();
 
 /// A first-in first-out queue of at most [`DEPTH`] terms, copied into fixed slots.
 pub struct Lookahead {
@@ -61,7 +62,7 @@ impl Lookahead {
         if full {
             self.take_head();
         }
-        let slot = (self.head + self.count) % SLOTS;
+        let slot = (self.head + self.count) & (SLOTS - 1);
         let n = term.len().min(MAX);
         crate::util::copy_short(&mut self.bytes[slot], &term[..n]);
         self.meta[slot] = Meta {
@@ -88,7 +89,7 @@ impl Lookahead {
     #[inline]
     fn take_head(&mut self) {
         self.out = self.head;
-        self.head = (self.head + 1) % SLOTS;
+        self.head = (self.head + 1) & (SLOTS - 1);
         self.count -= 1;
     }
 
