@@ -21,10 +21,11 @@ pub(super) fn record<'a>(line: &'a [u8], bits: &mut Vec<u64>, rec: &mut Record<'
     // one pass over the line marks every quote, backslash and control byte, and finds whether
     // it is all ASCII; else one UTF-8 check of the whole line (nearly always valid) instead of
     // one per string read
-    let s = mark_specials(line, bits).or_else(|| std::str::from_utf8(line).ok());
+    let ascii = mark_specials(line, bits);
     let mut c = Cur {
         b: line,
-        s,
+        ascii: ascii.is_some(),
+        s: ascii.or_else(|| std::str::from_utf8(line).ok()),
         special: bits,
         i: 0,
     };
@@ -77,6 +78,8 @@ struct Cur<'a, 'b> {
     /// The line as text, when all of it is valid UTF-8: then every string's body is a slice of
     /// it (bounded by quotes, so on character boundaries) and needs no check of its own.
     s: Option<&'a str>,
+    /// Whether every byte of the line is ASCII (then no key needs its own check).
+    ascii: bool,
     i: usize,
 }
 
@@ -291,7 +294,7 @@ impl<'a> Cur<'a, '_> {
             }
             let b = self.b;
             let key = &b[start..self.i - 1];
-            if !key.is_ascii() {
+            if !self.ascii && !key.is_ascii() {
                 return None;
             }
             self.open(b':')?;
