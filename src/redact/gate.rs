@@ -3,10 +3,11 @@
 //! rules' patterns then run.
 //!
 //! The automaton is Aho–Corasick's (the `aho-corasick` crate builds it), walked here from a
-//! table of its own: a text is cut into [`LANES`] overlapping stretches walked side by side, so
-//! that the processor follows four independent chains of table reads instead of waiting on one
-//! (the crate's overlapping search does one read after another, each waiting for the last:
-//! ~2.3 ns a byte, a twentieth of a first build's CPU). Every anchor occurrence starts in some
+//! table of its own: a text of [`SPLIT_FROM`] bytes or more is cut into [`LANES`] overlapping
+//! stretches walked side by side (a shorter one is walked whole), so that the processor follows
+//! four independent chains of table reads instead of waiting on one (the crate's overlapping
+//! search does one read after another, each waiting for the last: ~2.3 ns a byte, a twentieth
+//! of a first build's CPU). Every anchor occurrence starts in some
 //! stretch and ends within it (stretches overlap by the longest anchor), and the answer is a
 //! set, so the cut changes nothing.
 use aho_corasick::automaton::{Automaton, StateID};
@@ -92,7 +93,9 @@ impl Gate {
             .iter()
             .enumerate()
             .map(|(i, &sid)| {
-                let premultiplied = u16::try_from(i * stride).expect("a small automaton");
+                let premultiplied = u16::try_from(i * stride).expect(
+                    "the built-in anchors' table has under 65536 entries: widen `next` to add more",
+                );
                 (sid, premultiplied)
             })
             .collect();
