@@ -2,6 +2,8 @@
 //! binary codec, immutable (possibly mapped) byte buffers, huge-page arrays, the search for a
 //! JSON string's next special byte and short copies.
 pub mod blob;
+#[cfg(target_arch = "x86_64")]
+pub mod cmem;
 pub mod codec;
 pub mod glob;
 pub mod huge;
