@@ -104,6 +104,27 @@ impl Terms {
         &self.bytes[self.ends[i] as usize..self.ends[i + 1] as usize]
     }
 
+    /// Starts bringing where term `id` is located into cache (see [`Self::prefetch_bytes`]).
+    #[inline]
+    pub fn prefetch(&self, id: u32) {
+        if let Some(e) = self.ends.get(id as usize) {
+            prefetch(e);
+        }
+    }
+
+    /// Starts bringing term `id`'s bytes into cache (its location read, so best some time
+    /// after [`Self::prefetch`]).
+    #[inline]
+    pub fn prefetch_bytes(&self, id: u32) {
+        if let Some(b) = self
+            .ends
+            .get(id as usize)
+            .and_then(|&e| self.bytes.get(e as usize))
+        {
+            prefetch(b);
+        }
+    }
+
     /// Bytes of all terms.
     pub fn total_bytes(&self) -> usize {
         self.bytes.len()

@@ -68,6 +68,14 @@ impl Pool {
         }
     }
 
+    /// Starts bringing the first bytes of `list` into cache (see [`Self::copy_out`]).
+    #[inline]
+    pub fn prefetch_head(&self, list: &List) {
+        if let Some(b) = self.bytes.get(list.head as usize) {
+            prefetch(b);
+        }
+    }
+
     /// Starts the list's next slice (its first when the list is empty).
     #[cold]
     fn next_slice(&mut self, list: &mut List) {
