@@ -1,6 +1,6 @@
 //! Small self-contained helpers shared by every layer: timestamps, globs, varints and a
 //! binary codec, immutable (possibly mapped) byte buffers, huge-page arrays, the search for a
-//! JSON string's next special byte and short copies.
+//! JSON string's next special byte, short copies, and the static musl binary's memory functions.
 pub mod blob;
 #[cfg(target_arch = "x86_64")]
 pub mod cmem;
@@ -55,9 +55,9 @@ pub fn copy_short(dst: &mut [u8], src: &[u8]) {
 pub const SHORT: usize = 16;
 
 /// Appends `src` to `out`; one of at most [`SHORT`] bytes by [`copy_short`] instead of a call
-/// to `memcpy` (the static musl binary's `memcpy` moves bytes one at a time around a
-/// `rep movsq`: tens of cycles for a few bytes). Such an append briefly needs [`SHORT`] bytes
-/// of room: a vector sized exactly in advance gets that much more capacity.
+/// to `memcpy` (musl's took tens of cycles for a few bytes, before [`cmem`] replaced it in the
+/// static binary). Such an append briefly needs [`SHORT`] bytes of room: a vector sized
+/// exactly in advance gets that much more capacity.
 #[inline]
 pub fn extend_short(out: &mut Vec<u8>, src: &[u8]) {
     let n = src.len();
@@ -71,9 +71,9 @@ pub fn extend_short(out: &mut Vec<u8>, src: &[u8]) {
     out.truncate(at + n);
 }
 
-/// `a` and `b` compared in byte order, eight bytes a step: the C library's `memcmp` (what
-/// comparing slices calls) is a byte loop in the static musl binary, and terms that share a
-/// long prefix (paths, identifiers) are compared often while a dictionary is sorted.
+/// `a` and `b` compared in byte order, eight bytes a step, inlined: terms that share a long
+/// prefix (paths, identifiers) are compared often while a dictionary is sorted (musl's
+/// `memcmp`, what comparing slices calls, was a byte loop before [`cmem`] replaced it).
 pub fn cmp_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
     for (p, q) in (&mut x).zip(&mut y) {
