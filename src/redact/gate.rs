@@ -7,9 +7,9 @@
 //! stretches walked side by side (a shorter one is walked whole), so that the processor follows
 //! four independent chains of table reads instead of waiting on one (the crate's overlapping
 //! search does one read after another, each waiting for the last: ~2.3 ns a byte, a twentieth
-//! of a first build's CPU). Every anchor occurrence starts in some
-//! stretch and ends within it (stretches overlap by the longest anchor), and the answer is a
-//! set, so the cut changes nothing.
+//! of a first build's CPU). Every anchor occurrence starts in some stretch and ends within it
+//! (stretches overlap by the longest anchor), and the answer is a set, so the cut changes
+//! nothing.
 use aho_corasick::automaton::{Automaton, StateID};
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind};

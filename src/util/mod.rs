@@ -71,7 +71,7 @@ pub fn extend_short(out: &mut Vec<u8>, src: &[u8]) {
     out.truncate(at + n);
 }
 
-/// `a` and `b` compared in byte order, eight bytes a step, inlined: terms that share a long
+/// `a` and `b` compared in byte order, eight bytes a step: terms that share a long
 /// prefix (paths, identifiers) are compared often while a dictionary is sorted (musl's
 /// `memcmp`, what comparing slices calls, was a byte loop before [`cmem`] replaced it).
 pub fn cmp_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
