@@ -188,10 +188,6 @@ impl Writer {
 /// handed over when large enough or after a wait that doubles each time.
 fn worker(work: &Shared, tx: Sender<Chunk>) {
     let mut batch = Batch::default();
-    // a segment is handed over once its text passes SEGMENT_TEXT_BYTES, after a whole file
-    batch
-        .builder
-        .set_text_room(SEGMENT_TEXT_BYTES + SEGMENT_TEXT_BYTES / 4);
     let mut read: Vec<Read> = Vec::new();
     let mut wait = FIRST_HANDOVER;
     let mut since = Instant::now();

@@ -8,7 +8,7 @@ use super::pool::{List, Pool};
 use super::schema::{DocBits, DocMeta, FIELD_TOOLS, FIELDS, NewDoc, Tf, put_tf};
 use super::segment::Segment;
 use super::tokenizer::Tokenizer;
-use crate::util::blob::{Blob, Column, Text};
+use crate::util::blob::{Blob, Column, Text, TextBuf};
 use crate::util::huge::{HugeVec, prefetch};
 use crate::util::{SHORT, cmp_bytes, extend_short, varint};
 use rustc_hash::FxHashMap;
@@ -90,9 +90,7 @@ pub struct SegmentBuilder {
     pool: Pool,
     doc_terms: Vec<(u32, Tf)>,
     docs: Vec<DocMeta>,
-    text: String,
-    /// Room a segment's text starts with ([`Self::set_text_room`]).
-    text_room: usize,
+    text: TextBuf,
     total_len: u64,
     tokenizer: Tokenizer,
     /// Terms between the tokenizer and the interner (their slots being prefetched).
@@ -182,9 +180,6 @@ impl SegmentBuilder {
         let mut len = 0u32;
         let text_start = self.text.len() as u64;
         let mut field_len = [0u32; FIELDS];
-        if self.text.is_empty() {
-            self.text.reserve(self.text_room);
-        }
         for (f, text) in doc.fields.iter().enumerate() {
             self.text.push_str(text);
             field_len[f] = text.len() as u32;
@@ -300,23 +295,14 @@ impl SegmentBuilder {
         seg
     }
 
-    /// Makes each segment's text start with room for `bytes` (see [`Self::add`]): a first-build
-    /// worker fills segments to a known size, and a text grown by doubling was copied at each
-    /// step (room never written takes no memory).
-    pub fn set_text_room(&mut self, bytes: usize) {
-        self.text_room = bytes;
-    }
-
-    /// The text of the segment being finished, without spare room.
-    fn take_text(&mut self) -> String {
-        let mut text = std::mem::take(&mut self.text);
-        text.shrink_to_fit();
-        text
+    /// The text of the segment being finished, without spare room (and without a copy).
+    fn take_text(&mut self) -> Text {
+        std::mem::take(&mut self.text).freeze()
     }
 
     /// The segment of what was added (`terms`: the interner's terms, and `text`, taken out);
     /// takes the paths, duplicate keys and marks out of the builder.
-    fn lay_out(&mut self, id: u64, terms: &Terms, text: String) -> Segment {
+    fn lay_out(&mut self, id: u64, terms: &Terms, text: Text) -> Segment {
         let order = sorted_ids(terms);
         let total_term_bytes = terms.total_bytes();
         let total_post = self.pool.written();
@@ -380,7 +366,7 @@ impl SegmentBuilder {
             docs: DocColumns::from_metas(&self.docs),
             odd: std::mem::take(&mut self.odd),
             blockmax: Default::default(),
-            text: Text::from(text),
+            text,
             total_len: self.total_len,
         };
         seg.derive();
@@ -445,8 +431,6 @@ mod tests {
             bytes
         };
         let mut reused = SegmentBuilder::new();
-        // room for less text than the first batch brings, more than the others
-        reused.set_text_room(1 << 16);
         // the first batch grows the tables well past what the later, smaller ones need
         for (round, n) in [(0, 3000), (1, 40), (2, 1), (3, 700)] {
             let docs = batch(round, n);

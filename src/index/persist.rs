@@ -275,6 +275,39 @@ mod tests {
     }
 
     #[test]
+    fn a_text_past_two_mib_is_kept_where_it_was_written_and_reads_back() {
+        let mut b = SegmentBuilder::new();
+        let texts: Vec<String> = (0..300)
+            .map(|i| format!("doc{i} {}", "filler words here ".repeat(600)))
+            .collect();
+        for (i, t) in texts.iter().enumerate() {
+            b.add(&NewDoc {
+                conv: i as u32,
+                turn: 0,
+                timestamp: None,
+                dup_key: None,
+                fields: [t, "reply", "Read src/big.rs"],
+            });
+        }
+        let seg = b.finish(4);
+        // in the mapping it was written in: held by the process, not on the heap's books
+        assert!(seg.text.len() > 2 << 20 && seg.text.in_place());
+        assert_eq!(seg.text.heap_bytes(), seg.text.len());
+        let mut file = tempfile::tempfile().expect("temp file");
+        file.write_all(&encoded(&seg)).expect("write");
+        let mut cursor = Cursor::map(&file, 0).expect("map");
+        let back = read_segment(&mut Decoder::new(&mut cursor))
+            .expect("read")
+            .finish();
+        for d in [0, 157, 299] {
+            assert_eq!(seg.text(d).user, texts[d as usize]);
+            assert_eq!(back.text(d).user, texts[d as usize]);
+            assert_eq!(back.text(d).tools, "Read src/big.rs");
+        }
+        assert_eq!(back.term_id("doc157"), seg.term_id("doc157"));
+    }
+
+    #[test]
     fn blocks_that_do_not_fit_their_lists_are_refused() {
         let seg = segment();
         let mut bytes = Vec::new();

@@ -2,7 +2,7 @@
 //! a restored index uses the cache file's pages where they are (shared by every process that
 //! maps the same file, and left to the page cache) instead of copying them onto the heap.
 //!
-//! Unsafe code is allowed here, for two things only:
+//! Unsafe code is allowed here, for these things only:
 //! - mapping a file (`memmap2::Mmap::map`): the mapping is sound while nobody changes the file
 //!   in place. Only the index cache is mapped, and its files are only ever written whole under
 //!   another name and renamed over the old one (`cache::Cache::write`), so a mapped file's bytes
@@ -15,13 +15,15 @@
 //!   the bytes never change (see above).
 #![allow(unsafe_code)]
 
-use memmap2::{Mmap, MmapOptions};
+use super::huge::{Frozen, HugeVec};
+use memmap2::{Mmap, MmapMut, MmapOptions};
 use std::fs::File;
 use std::io::{self, Read};
 use std::ops::{Deref, Range};
 use std::sync::Arc;
 
-/// Bytes that never change: owned, or a range of a mapped file.
+/// Bytes that never change: owned (on the heap or in an anonymous mapping), or a range of a
+/// mapped file.
 #[derive(Clone)]
 pub struct Blob(Repr);
 
@@ -29,6 +31,8 @@ pub struct Blob(Repr);
 enum Repr {
     Owned(Vec<u8>),
     Mapped(Arc<Mmap>, Range<usize>),
+    /// Private memory that was written in place (see [`TextBuf`]) and is no longer written.
+    Anon(Arc<MmapMut>, Range<usize>),
 }
 
 impl Blob {
@@ -37,6 +41,7 @@ impl Blob {
         match &self.0 {
             Repr::Owned(v) => v.capacity(),
             Repr::Mapped(..) => 0,
+            Repr::Anon(_, r) => r.len(),
         }
     }
 
@@ -53,6 +58,10 @@ impl Blob {
         Some(match &self.0 {
             Repr::Owned(v) => Blob::from(v[r].to_vec()),
             Repr::Mapped(map, whole) => Blob(Repr::Mapped(
+                Arc::clone(map),
+                whole.start + r.start..whole.start + r.end,
+            )),
+            Repr::Anon(map, whole) => Blob(Repr::Anon(
                 Arc::clone(map),
                 whole.start + r.start..whole.start + r.end,
             )),
@@ -78,6 +87,7 @@ impl Deref for Blob {
         match &self.0 {
             Repr::Owned(v) => v,
             Repr::Mapped(map, r) => &map[r.clone()],
+            Repr::Anon(map, r) => &map[r.clone()],
         }
     }
 }
@@ -107,6 +117,40 @@ impl Text {
     pub fn heap_bytes(&self) -> usize {
         self.0.heap_bytes()
     }
+
+    /// Whether the text is kept in the mapping it was written in (see [`TextBuf`]).
+    #[cfg(test)]
+    pub fn in_place(&self) -> bool {
+        matches!(self.0.0, Repr::Anon(..))
+    }
+}
+
+/// Text being written, in huge pages once large (only `&str`s are appended), that becomes a
+/// [`Text`] where it is: a segment's text is neither copied when it is finished nor faulted
+/// in 4 KiB at a time while it is written.
+#[derive(Default)]
+pub struct TextBuf(HugeVec<u8>);
+
+impl TextBuf {
+    #[inline]
+    pub fn push_str(&mut self, s: &str) {
+        self.0.extend_from_slice(s.as_bytes());
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn freeze(self) -> Text {
+        Text(match self.0.freeze() {
+            Frozen::Heap(v) => Blob::from(v),
+            Frozen::Map(map, len) => Blob(Repr::Anon(Arc::new(map), 0..len)),
+        })
+    }
 }
 
 impl From<String> for Text {
@@ -118,8 +162,8 @@ impl From<String> for Text {
 impl Deref for Text {
     type Target = str;
     fn deref(&self) -> &str {
-        // SAFETY: the bytes were validated as UTF-8 by `Text::new` (or came from a `String`)
-        // and a `Blob`'s bytes never change (see the module comment on mapped files).
+        // SAFETY: the bytes were validated as UTF-8 by `Text::new` (or came from a `String`, or
+        // from a `TextBuf`, which only ever appends whole `&str`s) and a `Blob`'s bytes never change (see the module comment on mapped files).
         unsafe { std::str::from_utf8_unchecked(&self.0) }
     }
 }
