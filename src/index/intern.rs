@@ -11,6 +11,8 @@ use std::hash::Hasher;
 
 /// Keys up to this many bytes live inside the slot.
 const INLINE: usize = 16;
+/// How many terms ahead a rebuild of the table prefetches the slot a term goes to.
+const REHASH_AHEAD: usize = 16;
 
 /// One table slot (32 bytes: two per cache line, so a probe touches one line). `extra` is the
 /// caller's per-term word, kept beside the key so that the per-token bookkeeping touches the
@@ -223,10 +225,25 @@ impl Interner {
             size *= 2;
         }
         self.empty_table(size);
+        let n = self.len();
         let (slots, mask) = (&mut self.slots, size - 1);
-        for (id, w) in self.ends.windows(2).enumerate() {
-            let bytes = &self.bytes[w[0] as usize..w[1] as usize];
-            let full = hash(bytes);
+        let (ends, all) = (&self.ends, &self.bytes);
+        let term = |id: usize| &all[ends[id] as usize..ends[id + 1] as usize];
+        // each term lands at random in a table larger than the caches: its slot is prefetched
+        // [`REHASH_AHEAD`] terms before it is written, its hash kept until then
+        let mut ahead = [0u64; REHASH_AHEAD];
+        for id in 0..n.min(REHASH_AHEAD) {
+            ahead[id] = hash(term(id));
+            prefetch(&slots[ahead[id] as usize & mask]);
+        }
+        for id in 0..n {
+            let full = ahead[id % REHASH_AHEAD];
+            if id + REHASH_AHEAD < n {
+                let next = hash(term(id + REHASH_AHEAD));
+                ahead[id % REHASH_AHEAD] = next;
+                prefetch(&slots[next as usize & mask]);
+            }
+            let bytes = term(id);
             let mut i = (full as usize) & mask;
             while slots[i].id != 0 {
                 i = (i + 1) & mask;
