@@ -217,7 +217,6 @@ mod tests {
 
     /// 1,000 documents: `common` in all (8 blocks), `half` in every other one, `rare` once.
     fn segment() -> Segment {
-        let mut b = SegmentBuilder::new();
         let texts: Vec<String> = (0..1000)
             .map(|i| {
                 let half = if i % 2 == 0 { " half" } else { "" };
@@ -227,16 +226,32 @@ mod tests {
                 format!("common{half}{rare}{odd} {}", "pad ".repeat(i % 7))
             })
             .collect();
+        built(&texts, "", 3)
+    }
+
+    /// A segment of one document per text (`tools` as every document's tool field).
+    fn built(texts: &[String], tools: &str, id: u64) -> Segment {
+        let mut b = SegmentBuilder::new();
         for (i, t) in texts.iter().enumerate() {
             b.add(&NewDoc {
                 conv: i as u32,
                 turn: 0,
                 timestamp: None,
                 dup_key: None,
-                fields: [t, "reply", ""],
+                fields: [t, "reply", tools],
             });
         }
-        b.finish(3)
+        b.finish(id)
+    }
+
+    /// `seg` written to a file and read back from its mapping.
+    fn read_back(seg: &Segment) -> Segment {
+        let mut file = tempfile::tempfile().expect("temp file");
+        file.write_all(&encoded(seg)).expect("write");
+        let mut cursor = Cursor::map(&file, 0).expect("map");
+        read_segment(&mut Decoder::new(&mut cursor))
+            .expect("read")
+            .finish()
     }
 
     fn encoded(seg: &Segment) -> Vec<u8> {
@@ -248,12 +263,7 @@ mod tests {
     #[test]
     fn a_mapped_segment_reads_back_with_its_blocks_and_without_copying_its_text() {
         let seg = segment();
-        let mut file = tempfile::tempfile().expect("temp file");
-        file.write_all(&encoded(&seg)).expect("write");
-        let mut cursor = Cursor::map(&file, 0).expect("map");
-        let back = read_segment(&mut Decoder::new(&mut cursor))
-            .expect("read")
-            .finish();
+        let back = read_back(&seg);
         assert!(back.text.heap_bytes() == 0 && back.postings.heap_bytes() == 0);
         assert_eq!(back.text(500).user, seg.text(500).user);
         assert_eq!(back.odd_words(), seg.odd_words());
@@ -276,29 +286,14 @@ mod tests {
 
     #[test]
     fn a_text_past_two_mib_is_kept_where_it_was_written_and_reads_back() {
-        let mut b = SegmentBuilder::new();
         let texts: Vec<String> = (0..300)
             .map(|i| format!("doc{i} {}", "filler words here ".repeat(600)))
             .collect();
-        for (i, t) in texts.iter().enumerate() {
-            b.add(&NewDoc {
-                conv: i as u32,
-                turn: 0,
-                timestamp: None,
-                dup_key: None,
-                fields: [t, "reply", "Read src/big.rs"],
-            });
-        }
-        let seg = b.finish(4);
+        let seg = built(&texts, "Read src/big.rs", 4);
         // in the mapping it was written in: held by the process, not on the heap's books
         assert!(seg.text.len() > 2 << 20 && seg.text.in_place());
         assert_eq!(seg.text.heap_bytes(), seg.text.len());
-        let mut file = tempfile::tempfile().expect("temp file");
-        file.write_all(&encoded(&seg)).expect("write");
-        let mut cursor = Cursor::map(&file, 0).expect("map");
-        let back = read_segment(&mut Decoder::new(&mut cursor))
-            .expect("read")
-            .finish();
+        let back = read_back(&seg);
         for d in [0, 157, 299] {
             assert_eq!(seg.text(d).user, texts[d as usize]);
             assert_eq!(back.text(d).user, texts[d as usize]);
