@@ -8,7 +8,8 @@
 //!   another name and renamed over the old one (`cache::Cache::write`), so a mapped file's bytes
 //!   never change (a renamed-over or deleted file stays mapped until its last segment goes);
 //! - handing out a [`Text`] as `&str` without re-validating it: its bytes were checked to be
-//!   UTF-8 when it was made and never change after;
+//!   UTF-8 when it was made (or were appended as whole `&str`s, by a [`TextBuf`]) and never
+//!   change after;
 //! - handing out a [`Column`] of a mapped range as `&[u32]` / `&[u64]`: only on a little-endian
 //!   host (elsewhere the numbers are copied), and only once the range was checked to be aligned
 //!   for the type and a whole number of items long; every bit pattern is a valid integer, and
@@ -163,7 +164,8 @@ impl Deref for Text {
     type Target = str;
     fn deref(&self) -> &str {
         // SAFETY: the bytes were validated as UTF-8 by `Text::new` (or came from a `String`, or
-        // from a `TextBuf`, which only ever appends whole `&str`s) and a `Blob`'s bytes never change (see the module comment on mapped files).
+        // from a `TextBuf`, which only ever appends whole `&str`s) and a `Blob`'s bytes never
+        // change (see the module comment on mapped files).
         unsafe { std::str::from_utf8_unchecked(&self.0) }
     }
 }
