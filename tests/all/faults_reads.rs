@@ -1,7 +1,8 @@
 //! Faults, point 9: `read_turn` and `read_conversation` stream the turn's bytes, so a turn
 //! holding a huge tool result (here 40 MB, in a record of twice that with its `toolUseResult`)
 //! reads back right: prompt, reply, tool call and the turns around it, none of the output.
-//! Memory is measured by `scripts/bench-read-memory`, not here.
+//! Memory is measured by `scripts/bench-read-memory`, not here. Lines of every length, many
+//! straddling the first build's read boundaries, are each read whole and once.
 
 use serde_json::{Value, json};
 
@@ -70,4 +71,26 @@ fn fault_a_turn_with_a_huge_tool_result_reads_back_without_it() {
     );
     assert_eq!(turns[2]["assistant_text"], "last reply", "{conv}");
     assert!(!conv.to_string().contains("output line"));
+}
+
+/// Prompts from 1 byte to ~190 KB, so lines end at every place relative to the first build's
+/// reads (64 KiB each) and some span several reads: each prompt is one turn, found by the word
+/// at its start and the word at its end, and by nothing else.
+#[test]
+fn fault_lines_straddling_read_boundaries_are_each_read_whole() {
+    const TURNS: usize = 60;
+    let dir = ProjectsDir::new();
+    let mut w = dir.project("-home-u-work-straddle").session(ID);
+    for i in 0..TURNS {
+        let filler = "lorem ipsum ".repeat((i * 7_919) % 16_000);
+        w.exchange(&format!("headword{i} {filler}tailword{i}"), "ok");
+    }
+    let s = serve(dir);
+    for i in 0..TURNS {
+        for word in [format!("headword{i}"), format!("tailword{i}")] {
+            let found = s.search(&word);
+            assert_eq!(found["total"], 1, "{word}: {found}");
+        }
+    }
+    assert_eq!(s.search("lorem")["total"], TURNS - 1);
 }
