@@ -163,6 +163,18 @@ pub struct Snapshot {
     /// Per internal conversation id, whether it belongs to the project: computed by the first
     /// query that asks (see [`Snapshot::in_project`]), once per snapshot.
     pub members: std::sync::OnceLock<Arc<[bool]>>,
+    /// How many projects, sessions and sub-agents the catalog holds: counted by the first
+    /// `index_status` that asks, once per snapshot (a client polling during a first build
+    /// asks many times per snapshot, and counting names every conversation's project).
+    pub tally: std::sync::OnceLock<Tally>,
+}
+
+/// What [`Snapshot::tally`] counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub projects: usize,
+    pub sessions: usize,
+    pub subagents: usize,
 }
 
 impl Snapshot {
@@ -173,6 +185,26 @@ impl Snapshot {
             .get(conv.conv as usize)
             .copied()
             .unwrap_or(false)
+    }
+
+    /// The catalog's projects (distinct names), sessions and sub-agents, counted once.
+    pub fn tally(&self) -> Tally {
+        *self.tally.get_or_init(|| {
+            let mut projects: Vec<String> = Vec::new();
+            let mut t = Tally::default();
+            for c in self.catalog.iter() {
+                if c.is_subagent() {
+                    t.subagents += 1;
+                } else {
+                    t.sessions += 1;
+                }
+                projects.push(self.catalog.project_name(c));
+            }
+            projects.sort_unstable();
+            projects.dedup();
+            t.projects = projects.len();
+            t
+        })
     }
 
     /// Whether the conversation is in `scope`.
@@ -288,6 +320,7 @@ impl Shared {
         snap.progress = Arc::clone(&current.progress);
         // computed for this snapshot's catalog and project, by its first query
         snap.members = Default::default();
+        snap.tally = Default::default();
         *current = Arc::new(snap);
         drop(current);
         if complete {

@@ -413,6 +413,7 @@ impl Writer {
             project: Default::default(),
             progress: Default::default(),
             members: Default::default(),
+            tally: Default::default(),
         });
     }
 }

@@ -144,3 +144,32 @@ fn files_directly_in_the_projects_root_are_not_sessions() {
     let s = serve(dir);
     assert_eq!(hit_sessions(&s.search("rootword")), ["inside"]);
 }
+
+/// `index_status` counts sessions, sub-agents and projects once per published index: asked
+/// again after a live change, it counts the new ones (a new project, its session and a
+/// sub-agent).
+#[test]
+fn status_counts_follow_live_changes() {
+    use crate::common::live::{DEBOUNCE_MS, serve_live, wait_status};
+    let dir = ProjectsDir::new();
+    dir.project("-home-u-work-countone")
+        .session("count-1")
+        .exchange("first prompt", "ok");
+    let s = serve_live(dir, DEBOUNCE_MS, &[]);
+    for _ in 0..2 {
+        let st = s.index_status();
+        assert_eq!(
+            (&st["projects"], &st["sessions"], &st["subagents"]),
+            (&json!(1), &json!(1), &json!(0)),
+            "{st}"
+        );
+    }
+    let p = s.dir.project("-home-u-work-counttwo");
+    p.session("count-2").exchange("second prompt", "ok");
+    p.subagent_flat("feedbeef", "count-2")
+        .exchange("agent prompt", "ok");
+    let st = wait_status(&s, "the new session and sub-agent counted", |st| {
+        st["sessions"] == 2 && st["subagents"] == 1
+    });
+    assert_eq!(st["projects"], 2, "{st}");
+}

@@ -219,26 +219,15 @@ pub fn run(
 }
 
 fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
-    let mut projects: Vec<String> = Vec::new();
-    let (mut sessions, mut subagents) = (0, 0);
-    for c in snap.catalog.iter() {
-        if c.is_subagent() {
-            subagents += 1;
-        } else {
-            sessions += 1;
-        }
-        projects.push(snap.project_of(c));
-    }
-    projects.sort();
-    projects.dedup();
+    let tally = snap.tally();
     let default_root = snap
         .roots
         .iter()
         .find(|r| r.adapter.name() == crate::transcript::default_adapter().name());
     StatusOut {
-        projects: projects.len(),
-        sessions,
-        subagents,
+        projects: tally.projects,
+        sessions: tally.sessions,
+        subagents: tally.subagents,
         turns: snap.index.live_docs,
         files: snap.stats.files,
         bytes_indexed: snap.stats.bytes_indexed,
