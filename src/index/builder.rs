@@ -10,63 +10,8 @@ use super::segment::Segment;
 use super::tokenizer::Tokenizer;
 use crate::util::blob::{Blob, Column, Text, TextBuf};
 use crate::util::huge::{HugeVec, prefetch};
-use crate::util::{SHORT, cmp_bytes, extend_short, varint};
+use crate::util::{SHORT, extend_short, varint};
 use rustc_hash::FxHashMap;
-
-/// The term ids in the terms' byte order. Sorted by each term's first 8 bytes (big-endian,
-/// zero-padded) with a radix sort (no comparisons, so no mispredicted branches: 58 -> 40 ms
-/// for a million terms, where the comparison sort was 4 % of a first build's CPU); the runs of
-/// terms with the same first 8 bytes (paths, long identifiers) are then sorted by their next
-/// 8 bytes, and so on ([`sort_run`]).
-fn sorted_ids(terms: &Terms) -> Vec<u32> {
-    let mut keyed: Vec<(u64, u32)> = (0..terms.len() as u32)
-        .map(|id| (word_at(terms.get(id), 0), id))
-        .collect();
-    radsort::sort_by_key(&mut keyed, |k| k.0);
-    for run in keyed.chunk_by_mut(|a, b| a.0 == b.0) {
-        if run.len() > 1 {
-            sort_run(run, terms, 8);
-        }
-    }
-    keyed.into_iter().map(|(_, id)| id).collect()
-}
-
-/// The 8 bytes of `term` from `at` as a big-endian word, zero-padded (so that words compare as
-/// the bytes do, a shorter term first among those the padding makes equal).
-#[inline]
-fn word_at(term: &[u8], at: usize) -> u64 {
-    let rest = term.get(at..).unwrap_or_default();
-    let mut w = [0u8; 8];
-    let n = rest.len().min(8);
-    w[..n].copy_from_slice(&rest[..n]);
-    u64::from_be_bytes(w)
-}
-
-/// Sorts `run`, terms whose first `at` bytes are the same (zero-padded), by their bytes: by
-/// the word at `at` (each term read once, then keys compared in place: comparing whole terms
-/// read two terms from all over memory at every step, 1.7 % of a first build's CPU), then the
-/// runs that share it by the next word. Terms that end inside the padding (`a` and `a\0`) or
-/// run past 64 bytes are compared whole.
-fn sort_run(run: &mut [(u64, u32)], terms: &Terms, at: usize) {
-    let mut longer = false;
-    if at < 64 {
-        for e in run.iter_mut() {
-            let t = terms.get(e.1);
-            longer |= t.len() > at;
-            e.0 = word_at(t, at);
-        }
-    }
-    if !longer {
-        run.sort_unstable_by(|a, b| cmp_bytes(terms.get(a.1), terms.get(b.1)));
-        return;
-    }
-    run.sort_unstable_by_key(|e| e.0);
-    for sub in run.chunk_by_mut(|a, b| a.0 == b.0) {
-        if sub.len() > 1 {
-            sort_run(sub, terms, at + 8);
-        }
-    }
-}
 
 /// How many of a document's terms ahead their posting list's tail is prefetched (and twice as
 /// many, their state).
@@ -303,7 +248,7 @@ impl SegmentBuilder {
     /// The segment of what was added (`terms`: the interner's terms, and `text`, taken out);
     /// takes the paths, duplicate keys and marks out of the builder.
     fn lay_out(&mut self, id: u64, terms: &Terms, text: Text) -> Segment {
-        let order = sorted_ids(terms);
+        let order = super::termsort::sorted_ids(terms);
         let total_term_bytes = terms.total_bytes();
         let total_post = self.pool.written();
         let mut path_order: Vec<u32> = (0..self.paths.len() as u32).collect();
@@ -378,8 +323,6 @@ impl SegmentBuilder {
 mod tests {
     use super::*;
     use crate::index::schema::PostingCursor;
-    use proptest::collection;
-    use proptest::prelude::*;
 
     fn doc<'a>(conv: u32, user: &'a str, assistant: &'a str) -> NewDoc<'a> {
         NewDoc {
@@ -446,31 +389,6 @@ mod tests {
             assert!(a.lookup("shared").is_some());
         }
         assert!(reused.text.is_empty() && reused.docs.is_empty() && reused.dups.is_empty());
-    }
-
-    proptest! {
-        /// Terms sharing their first 8 bytes (or up to 72: every word of the run sort), short
-        /// ones (zero-padded words) and bytes of every value come out in byte order.
-        #[test]
-        fn sorted_ids_put_terms_in_byte_order(
-            words in collection::vec(
-                collection::vec(prop_oneof![Just(0u8), Just(b'a'), Just(0xff), any::<u8>()], 0..12),
-                0..300,
-            ),
-            prefix in collection::vec(b'a'..=b'c', 0..72),
-        ) {
-            let mut interner = Interner::default();
-            for w in &words {
-                let mut t = prefix.clone();
-                t.extend_from_slice(w);
-                interner.entry_hashed(&t, intern::hash(&t), 0);
-            }
-            let terms = interner.into_terms();
-            let order = sorted_ids(&terms);
-            let mut want: Vec<u32> = (0..terms.len() as u32).collect();
-            want.sort_by(|&a, &b| terms.get(a).cmp(terms.get(b)));
-            prop_assert_eq!(order, want);
-        }
     }
 
     #[test]

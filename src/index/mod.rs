@@ -27,6 +27,7 @@ pub mod scoring;
 pub mod segment;
 pub mod snippet;
 pub mod stop;
+mod termsort;
 pub mod tokenizer;
 pub mod topk;
 pub mod view;
