@@ -143,11 +143,13 @@ impl TurnBuilder {
                 }
             }
             let index = draft.blocks.len();
-            draft
-                .by_message
-                .entry(id.to_owned())
-                .or_default()
-                .push(index);
+            // the id is copied only when first seen (most blocks follow one of their message)
+            match draft.by_message.get_mut(id) {
+                Some(indexes) => indexes.push(index),
+                None => {
+                    draft.by_message.insert(id.to_owned(), vec![index]);
+                }
+            }
         }
         draft.blocks.push(text.to_owned());
     }
