@@ -15,10 +15,10 @@ use xxhash_rust::xxh3::Xxh3Default;
 
 /// Most bytes one `read` brings in; lines longer than this grow the buffer (reads stay this
 /// size). Small enough that the bytes the kernel copies in are still in the core's L2 cache
-/// when the lines are parsed and hashed: with 1 MiB chunks each byte went out to memory and
-/// came back twice (a cold first build at 1M turns spent ~9 % more CPU; reading 1 GB of
-/// transcripts and passing over it twice took 0.64-0.89 s with 1 MiB reads, 0.27-0.38 s with
-/// 128 KiB and 0.36-0.37 s with 64 KiB on a 2-core VM with 512 KiB of L2 per core).
+/// when the lines are parsed and hashed; a 1 MiB chunk is not. Reading 1 GB of transcripts
+/// and passing over it twice took 0.64-0.89 s with 1 MiB reads, 0.27-0.38 s with 128 KiB and
+/// 0.36-0.37 s with 64 KiB on a 2-core VM with 512 KiB of L2 per core; in a whole first build,
+/// where parsing is slower than memory, the gain was within that VM's noise.
 const CHUNK: usize = 64 << 10;
 /// Largest read buffer a thread keeps for its next file.
 const KEEP_BUF: usize = 8 << 20;
