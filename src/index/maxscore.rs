@@ -15,14 +15,17 @@ use super::segment::Segment;
 use super::view::{IndexView, SegView};
 use rustc_hash::FxHashMap;
 
-/// Most dictionary terms one prefix expands to, per segment (the most frequent ones).
+/// Most dictionary terms one prefix expands to (the view's most frequent ones).
 pub const MAX_PREFIX_EXPANSION: usize = 64;
 
-/// Idf of the query terms over the whole view (not one segment), each computed once.
+/// Idf of the query terms over the whole view (not one segment), each computed once, and what
+/// each prefix of the plan expands to over the whole view (once, when first needed).
 pub struct IdfCache<'v> {
     view: &'v IndexView,
     docs: u64,
     known: FxHashMap<String, f32>,
+    /// Per prefix of the plan (by position): its terms, in byte order, with their idf.
+    expansions: Vec<Option<Vec<(String, f32)>>>,
 }
 
 impl<'v> IdfCache<'v> {
@@ -31,7 +34,22 @@ impl<'v> IdfCache<'v> {
             view,
             docs: view.live_docs.max(1),
             known: FxHashMap::default(),
+            expansions: Vec::new(),
         }
+    }
+
+    /// The terms prefix number `i` of the plan, `prefix`, stands for, with their idf.
+    fn expansion(&mut self, i: usize, prefix: &str) -> &[(String, f32)] {
+        if self.expansions.len() <= i {
+            self.expansions.resize_with(i + 1, || None);
+        }
+        let (view, docs) = (self.view, self.docs);
+        self.expansions[i].get_or_insert_with(|| {
+            super::expand::expand(view, prefix, MAX_PREFIX_EXPANSION)
+                .into_iter()
+                .map(|(t, df)| (t, idf(docs, df.max(1))))
+                .collect()
+        })
     }
 
     pub fn of(&mut self, term: &str) -> f32 {
@@ -329,8 +347,8 @@ fn term_cursors<'a>(
     out
 }
 
-/// Appends the cursors of the prefixes' expansions in `sv`: each prefix's most frequent
-/// [`MAX_PREFIX_EXPANSION`] terms, by term.
+/// Appends the cursors of the prefixes' expansions (see [`super::expand`]) present in `sv`,
+/// by term.
 fn prefix_cursors<'a>(
     sv: &'a SegView,
     plan: &Plan,
@@ -340,15 +358,16 @@ fn prefix_cursors<'a>(
     out: &mut Vec<TermCursor<'a>>,
 ) {
     let seg: &'a Segment = &sv.seg;
-    for (prefix, group) in &plan.prefixes {
-        let mut ids: Vec<u32> = seg.prefix_range(prefix).collect();
-        if ids.len() > MAX_PREFIX_EXPANSION {
-            ids.sort_by(|&a, &b| sv.df(b).cmp(&sv.df(a)).then(a.cmp(&b)));
-            ids.truncate(MAX_PREFIX_EXPANSION);
-            ids.sort_unstable();
+    for (i, (prefix, group)) in plan.prefixes.iter().enumerate() {
+        let range = seg.prefix_range(prefix);
+        if range.is_empty() {
+            continue;
         }
-        for id in ids {
-            let scale = idf.of(seg.term_str(id)) * (params.k1 + 1.0);
+        for (term, term_idf) in idf.expansion(i, prefix) {
+            let Some(id) = seg.term_id_in(range.clone(), term.as_bytes()) else {
+                continue;
+            };
+            let scale = term_idf * (params.k1 + 1.0);
             // expansions prune like terms: a two-letter prefix expands to common words
             let cursor = BlockCursor::new(seg.postings(id), seg.blockmax().blocks(id));
             let ub = scale * cursor.list_max() * adjust;

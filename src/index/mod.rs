@@ -8,11 +8,12 @@
 //! Modules, each using only those before it: `schema` (documents and the posting format),
 //! `tokenizer`, `intern`, `pool` (posting lists under construction) and `facts` (the leaves);
 //! `scoring` (BM25 arithmetic); `blockmax`; `columns` (per-document metadata); `segment` and `builder`; `view`; `persist`; `phrase` (matching
-//! phrases in texts); `query` (syntax and [`Plan`]); `snippet`; `maxscore` (one segment's
-//! scoring) and `topk` (the evaluation).
+//! phrases in texts); `query` (syntax and [`Plan`]); `snippet`; `expand` (what a prefix stands for, over the whole view); `maxscore`
+//! (one segment's scoring) and `topk` (the evaluation).
 pub mod blockmax;
 mod builder;
 mod columns;
+mod expand;
 pub mod facts;
 mod fold;
 pub mod intern;

@@ -111,14 +111,22 @@ impl Segment {
         }
     }
 
-    fn term(&self, i: usize) -> &[u8] {
+    pub(super) fn term(&self, i: usize) -> &[u8] {
         &self.term_bytes[self.term_offsets[i] as usize..self.term_offsets[i + 1] as usize]
     }
 
     /// Term id of `term`, by binary search.
     pub fn term_id(&self, term: &str) -> Option<u32> {
-        let (mut lo, mut hi) = (0usize, self.dfs.len());
-        let key = term.as_bytes();
+        self.term_id_in(0..self.dfs.len() as u32, term.as_bytes())
+    }
+
+    /// Term id of `key`, looked for only among the ids in `range` (a part of the sorted
+    /// dictionary, such as a [`Self::prefix_range`]).
+    pub fn term_id_in(&self, range: std::ops::Range<u32>, key: &[u8]) -> Option<u32> {
+        let (mut lo, mut hi) = (
+            range.start as usize,
+            (range.end as usize).min(self.dfs.len()),
+        );
         while lo < hi {
             let mid = (lo + hi) / 2;
             match self.term(mid).cmp(key) {

@@ -4,6 +4,9 @@
 //! never to an error.
 
 use crate::common::fixture::ProjectsDir;
+use crate::common::live::{
+    DEBOUNCE_MS, assert_converges_to_fresh, serve_live, tag, wait_caught_up,
+};
 use crate::common::mcp::hit_keys;
 use crate::common::search::{results, strings};
 use crate::common::{Served, serve, serve_prompts};
@@ -233,4 +236,40 @@ fn a_phrase_matches_words_however_the_index_splits_them() {
     let s = prompts(&["ke\u{301}rr handler", "a handler without it"]);
     assert_eq!(turns(&s, r#""rr handler""#), [0]);
     assert_eq!(turns(&s, r#""nowhere handler""#), Vec::<u64>::new());
+}
+
+/// Many words share the prefix `zq`: in the session read by the first build, the `zqt…` words
+/// are the more frequent; the session written afterwards (indexed as another segment) makes the
+/// `zqu…` words the more frequent overall. `zq*` must stand for the 64 words most frequent in
+/// the whole index whichever way it was built: the live server (two segments) finds exactly
+/// what a fresh server over the same files (one segment) finds. (Picked per segment, the live
+/// server matched the `zqt…` turns too: 256 matches instead of 192.)
+#[test]
+fn a_prefix_stands_for_the_same_words_however_the_index_was_built() {
+    let dir = ProjectsDir::new();
+    let p = dir.project("-home-u-work-prefixcut");
+    let mut first = p.session("5e9c0000-0000-4000-8000-000000000001");
+    for i in 0..64 {
+        let (t, u) = (tag("zqt", i), tag("zqu", i));
+        first.exchange(&format!("about {t} here"), "ok");
+        first.exchange(&format!("again {t} there"), "ok");
+        first.exchange(&format!("once {u} only"), "ok");
+    }
+    let s = serve_live(dir, DEBOUNCE_MS, &[]);
+    let mut second = s
+        .dir
+        .project("-home-u-work-prefixcut")
+        .session("5e9c0000-0000-4000-8000-000000000002");
+    for i in 0..64 {
+        let u = tag("zqu", i);
+        second.exchange(&format!("later {u} here"), "ok");
+        second.exchange(&format!("later {u} there"), "ok");
+    }
+    wait_caught_up(&s, s.dir.path());
+    let fresh = assert_converges_to_fresh(&s, s.dir.path(), &[], &["zq*", "zq* about"]);
+    assert_eq!(
+        fresh["zq*"].0, 192,
+        "the zqu… turns only: {:?}",
+        fresh["zq*"]
+    );
 }
