@@ -380,3 +380,61 @@ fn phrase_checks_in_rounds_accept_copies_in_rank_order() {
         }
     }
 }
+
+/// Every hit of `q` in full (segment, document, score bits, groups, fields) and the count.
+fn full_run(
+    view: &IndexView,
+    q: &str,
+    k: usize,
+    pruning: Pruning,
+) -> (Vec<(usize, u32, u32, u64, u8)>, usize) {
+    let plan = parse(q, &mut Tokenizer::with_config(TokenizerConfig::default()));
+    let key = |h: &Hit| view.segs[h.seg].seg.doc(h.doc).conv;
+    let rank = |a: &Hit, b: &Hit| by_score(a, b, |a, b| key(a).cmp(&key(b)));
+    let all: Vec<usize> = (0..view.segs.len()).collect();
+    let req = EvalRequest {
+        view,
+        scan: &all,
+        plan: &plan,
+        params: &Bm25::default(),
+        k,
+        rank,
+        lead: Lead::Score,
+        pruning,
+        shared: None,
+        ordered: &|_, _| false,
+    };
+    let e = evaluate(&req, |_, _, _, _| true, |_, _| true);
+    let hits = e
+        .hits
+        .iter()
+        .map(|h| (h.seg, h.doc, h.score.to_bits(), h.groups, h.fields))
+        .collect();
+    (hits, e.total)
+}
+
+#[test]
+fn the_heap_of_many_lists_scores_exactly_as_looking_at_every_list() {
+    use crate::index::maxscore::TEST_HEAP_FROM;
+    let texts = corpus(23, 12_000);
+    let v = view(&texts, 5000);
+    let many = (1..=12)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    for q in ["w1*", "w0 w2*", "w3* -w5", many.as_str(), "w1 w2"] {
+        for k in [1, 10, 200] {
+            for pruning in [Pruning::Off, Pruning::ByScore] {
+                TEST_HEAP_FROM.with(|c| c.set(usize::MAX));
+                let linear = full_run(&v, q, k, pruning);
+                TEST_HEAP_FROM.with(|c| c.set(2));
+                let heap = full_run(&v, q, k, pruning);
+                TEST_HEAP_FROM.with(|c| c.set(8));
+                let default = full_run(&v, q, k, pruning);
+                assert!(!linear.0.is_empty(), "{q:?}: nothing to compare");
+                assert_eq!(heap, linear, "{q:?} k {k} {pruning:?}");
+                assert_eq!(default, linear, "{q:?} k {k} {pruning:?}");
+            }
+        }
+    }
+}
