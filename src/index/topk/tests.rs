@@ -381,13 +381,11 @@ fn phrase_checks_in_rounds_accept_copies_in_rank_order() {
     }
 }
 
-/// Every hit of `q` in full (segment, document, score bits, groups, fields) and the count.
-fn full_run(
-    view: &IndexView,
-    q: &str,
-    k: usize,
-    pruning: Pruning,
-) -> (Vec<(usize, u32, u32, u64, u8)>, usize) {
+/// A hit in full: segment, document, score bits, groups, fields.
+type FullHit = (usize, u32, u32, u64, u8);
+
+/// Every hit of `q` in full and the count.
+fn full_run(view: &IndexView, q: &str, k: usize, pruning: Pruning) -> (Vec<FullHit>, usize) {
     let plan = parse(q, &mut Tokenizer::with_config(TokenizerConfig::default()));
     let key = |h: &Hit| view.segs[h.seg].seg.doc(h.doc).conv;
     let rank = |a: &Hit, b: &Hit| by_score(a, b, |a, b| key(a).cmp(&key(b)));
