@@ -122,7 +122,8 @@ pub struct SegmentScorer<'a> {
     /// The essential cursors as (document, index), smallest document on top, while at least
     /// [`HEAP_FROM`] lists are essential.
     heap: BinaryHeap<Reverse<(u32, u32)>>,
-    /// `essential` when `heap` was filled (`usize::MAX`: not in use).
+    /// `essential` when `heap` was filled (`usize::MAX`: never). The heap is in use only while
+    /// this equals `essential`, which only grows.
     heap_for: usize,
     /// With the heap: the slots the current candidate's contributions went to.
     touched: Vec<usize>,
