@@ -187,7 +187,9 @@ impl Writer {
     }
 
     /// Reads turns `from..to` of a conversation from the store into `batch` (replacing whatever
-    /// the index holds for those numbers) and extends the conversation to them.
+    /// the index holds from `from` on) and extends the conversation to them. Returns false,
+    /// changing nothing, when the store could not be read or no longer holds the conversation
+    /// (removed after the news being applied was read: the next catch-up removes it here too).
     pub(super) fn load_stored_turns(
         &mut self,
         conv: ConvId,
@@ -195,19 +197,39 @@ impl Writer {
         to: u32,
         batch: &mut Batch,
         kills: &mut Vec<(u64, u32)>,
-    ) {
-        let (Some(a), Some(c)) = (self.archive.as_ref(), self.catalog.get(conv).cloned()) else {
-            return;
+    ) -> bool {
+        let (Some(a), Some(c)) = (self.archive.as_ref(), self.catalog.get(conv)) else {
+            return false;
         };
         let records = a
             .store
-            .with_read(|conn, path| crate::store::read::turns(conn, path, &c.id, from, to));
-        let records = match records {
-            Ok(r) => r,
+            .with_read(|conn, path| crate::store::read::stored_turns(conn, path, &c.id, from, to));
+        match records {
+            Ok(Some(records)) => {
+                self.apply_stored_turns(conv, from, to, &records, batch, kills);
+                true
+            }
+            Ok(None) => false,
             Err(e) => {
                 tracing::warn!("{e}");
-                return;
+                false
             }
+        }
+    }
+
+    /// Puts turns `from..to` read from the store in place of what the index holds from `from`
+    /// on, and sets the conversation's turn count to what they reach.
+    pub(super) fn apply_stored_turns(
+        &mut self,
+        conv: ConvId,
+        from: u32,
+        to: u32,
+        records: &[TurnRecord],
+        batch: &mut Batch,
+        kills: &mut Vec<(u64, u32)>,
+    ) {
+        let Some(c) = self.catalog.get(conv).cloned() else {
+            return;
         };
         self.gens.books.insert(conv);
         if let Some(book) = self.books.get_mut(&conv) {
@@ -216,7 +238,7 @@ impl Writer {
         // only turns that decode count: a damaged row (or a turn count that says more than
         // the rows hold) never extends the conversation
         let mut reached = from;
-        for r in &records {
+        for r in records {
             match r.turn() {
                 Ok(t) => {
                     if t.number == reached {
@@ -228,12 +250,17 @@ impl Writer {
                     "skipping turn {} of `{}` in the store `{}`: {e}",
                     r.number,
                     c.id,
-                    a.store.path.display()
+                    self.archive.as_ref().map_or_else(String::new, |a| a
+                        .store
+                        .path
+                        .display()
+                        .to_string())
                 ),
             }
         }
         let mut c = (*c).clone();
-        c.turn_count = c.turn_count.max(reached.min(to));
+        // the turns before `from` stay; the stored ones extend them
+        c.turn_count = c.turn_count.min(from).max(reached.min(to));
         self.catalog.put(c);
     }
 

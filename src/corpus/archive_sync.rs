@@ -16,6 +16,20 @@ const RETENTION_EVERY: Duration = Duration::from_secs(3600);
 /// Conversations per commit when the whole index is compared with the store.
 const SYNC_CHUNK: usize = 256;
 
+/// Test hook: `CONVERSATION_SEARCH_TEST_CATCH_UP_PAUSE_MS` makes every catch-up that found
+/// news wait that long between reading them and applying them, after saying so on stderr with
+/// the ids it is about to apply, so that a black-box test can commit (`forget`) in between.
+/// Read once.
+fn catch_up_pause() -> Option<Duration> {
+    static PAUSE: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
+    *PAUSE.get_or_init(|| {
+        std::env::var("CONVERSATION_SEARCH_TEST_CATCH_UP_PAUSE_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+    })
+}
+
 /// What changed in the store since a commit.
 struct News {
     seq: i64,
@@ -23,6 +37,27 @@ struct News {
     removed: Vec<(String, bool)>,
     heads: Vec<StoredHead>,
     counts: StoreCounts,
+}
+
+impl News {
+    /// What was committed after `since` (None when nothing was), all read at one commit.
+    fn since(
+        conn: &rusqlite::Connection,
+        path: &std::path::Path,
+        since: i64,
+    ) -> Result<Option<News>, StoreError> {
+        let (seq, commit_ms) = read::last_commit(conn, path)?;
+        if seq == since {
+            return Ok(None);
+        }
+        Ok(Some(News {
+            seq,
+            commit_ms,
+            removed: read::removed_since(conn, path, since)?,
+            heads: read::heads_since(conn, path, since)?,
+            counts: read::counts(conn, path)?,
+        }))
+    }
 }
 
 impl Writer {
@@ -112,17 +147,7 @@ impl Writer {
         };
         let since = a.seq;
         let news = a.store.with_read(|conn, path| {
-            let (seq, commit_ms) = read::last_commit(conn, path)?;
-            if seq == since {
-                return Ok(None);
-            }
-            Ok(Some(News {
-                seq,
-                commit_ms,
-                removed: read::removed_since(conn, path, since)?,
-                heads: read::heads_since(conn, path, since)?,
-                counts: read::counts(conn, path)?,
-            }))
+            read::at_one_commit(conn, path, |conn| News::since(conn, path, since))
         });
         let news = match news {
             Ok(Some(n)) => n,
@@ -142,6 +167,14 @@ impl Writer {
             r.bytes = bytes;
             r.last_commit_ms = news.commit_ms.or(r.last_commit_ms);
         });
+        if let Some(pause) = catch_up_pause() {
+            let ids: Vec<&str> = news.heads.iter().map(|h| h.id.as_str()).collect();
+            tracing::info!(
+                "test hook: catch-up to commit {} paused; heads {ids:?}",
+                news.seq
+            );
+            std::thread::sleep(pause);
+        }
         if let Some(a) = self.archive.as_mut() {
             a.seq = news.seq;
         }
@@ -207,11 +240,15 @@ impl Writer {
                 self.load_stored_turns(c.conv, c.turn_count, head.turn_count, batch, kills);
             }
             Some(c) => {
-                let mut fresh = (*c).clone();
-                fresh.turn_count = 0;
-                fresh.gone_since = head.gone_since.or(c.gone_since);
-                self.catalog.put(fresh);
-                self.load_stored_turns(c.conv, 0, head.turn_count, batch, kills);
+                // read again whole; left as it is when the store dropped it meanwhile
+                if !self.load_stored_turns(c.conv, 0, head.turn_count, batch, kills) {
+                    return false;
+                }
+                if let Some(now) = self.catalog.get(c.conv) {
+                    let mut fresh = (**now).clone();
+                    fresh.gone_since = head.gone_since.or(c.gone_since);
+                    self.catalog.put(fresh);
+                }
             }
             None => return self.add_from_store(&head.id, batch, kills),
         }
@@ -234,10 +271,17 @@ impl Writer {
         let Some(a) = self.archive.as_ref() else {
             return false;
         };
-        let rec = match a
-            .store
-            .with_read(|conn, path| read::conversation(conn, path, id))
-        {
+        // the description and the turns at one commit, so a removal between them is not half seen
+        let read = a.store.with_read(|conn, path| {
+            read::at_one_commit(conn, path, |conn| {
+                let Some(rec) = read::conversation(conn, path, id)? else {
+                    return Ok(None);
+                };
+                let turns = read::turns(conn, path, id, 0, rec.turn_count)?;
+                Ok(Some((rec, turns)))
+            })
+        });
+        let (rec, records) = match read {
             Ok(Some(r)) => r,
             Ok(None) => return false,
             Err(e) => {
@@ -269,7 +313,7 @@ impl Writer {
         if let Some(a) = self.archive.as_mut() {
             a.unfollowed.insert(rec.id, conv);
         }
-        self.load_stored_turns(conv, 0, turns, batch, kills);
+        self.apply_stored_turns(conv, 0, turns, &records, batch, kills);
         true
     }
 

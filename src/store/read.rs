@@ -44,6 +44,19 @@ pub fn ready(conn: &Connection, path: &Path) -> Result<bool, StoreError> {
     Ok(v >= 1 && v <= schema::SCHEMA_VERSION)
 }
 
+/// Runs `f` in one read transaction, so that all it reads comes from the same commit: a commit
+/// landing between two separate reads (another server's, or `forget`) would be half seen.
+pub fn at_one_commit<T>(
+    conn: &Connection,
+    path: &Path,
+    f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let tx = conn.unchecked_transaction().map_err(sql(path))?;
+    let out = f(&tx)?;
+    tx.commit().map_err(sql(path))?;
+    Ok(out)
+}
+
 /// The commit counter and the time of the last commit (0, None before any).
 pub fn last_commit(conn: &Connection, path: &Path) -> Result<(i64, Option<i64>), StoreError> {
     if !ready(conn, path)? {
@@ -167,6 +180,34 @@ pub fn conversation(
             source,
         })?;
     Ok(Some(rec))
+}
+
+/// Turns `from..to` of a conversation, read at one commit; None when the store no longer holds
+/// the conversation (removed since its row was last read).
+pub fn stored_turns(
+    conn: &Connection,
+    path: &Path,
+    id: &str,
+    from: u32,
+    to: u32,
+) -> Result<Option<Vec<TurnRecord>>, StoreError> {
+    at_one_commit(conn, path, |conn| {
+        if !ready(conn, path)? {
+            return Ok(None);
+        }
+        let held = conn
+            .query_row(
+                "SELECT 1 FROM conversations WHERE id = ?1",
+                [id],
+                |_| Ok(()),
+            )
+            .optional()
+            .map_err(sql(path))?;
+        match held {
+            Some(()) => turns(conn, path, id, from, to).map(Some),
+            None => Ok(None),
+        }
+    })
 }
 
 /// Turns `from..to` of a conversation, in order (missing numbers are skipped). A copy's body is

@@ -4,8 +4,9 @@
 
 use crate::common;
 
+use crate::common::mcp::McpClient;
 use crate::common::poll_until_desc;
-use crate::common::store::{StoreEnv, listed, wait_stored};
+use crate::common::store::{StoreEnv, listed, wait_committed, wait_stored};
 use serde_json::json;
 use std::time::Duration;
 
@@ -92,6 +93,49 @@ fn forget_reaches_a_running_server() {
         s.hits("wrenword").is_empty().then_some(())
     });
     assert!(listed(&s, OLD).is_none());
+    assert_eq!(s.hits("finchword").len(), 1);
+}
+
+/// `forget` committing while a running server is between reading the store's news and applying
+/// them, one of them a conversation to read again from the store (its transcript just vanished):
+/// the server never lists the conversation without its turn, and drops it at its next look.
+/// The server pauses its catch-ups (a test hook) so the forget lands in that gap every run; a
+/// server reading the turns after the forget listed the conversation with none for a tick.
+#[test]
+fn forget_between_a_catch_up_s_reads_never_lists_a_conversation_without_its_turns() {
+    let env = StoreEnv::new();
+    let (old, _) = corpus(&env);
+    let pause = [("CONVERSATION_SEARCH_TEST_CATCH_UP_PAUSE_MS", "2000")];
+    let s = McpClient::spawn(&env.args(&[]), &pause);
+    s.initialize();
+    s.wait_ready();
+    wait_committed(&s);
+    let paused_on_old = |s: &McpClient| {
+        s.stderr_text()
+            .lines()
+            .filter(|l| l.contains("catch-up to commit") && l.contains(OLD))
+            .count()
+    };
+    let before = paused_on_old(&s);
+    std::fs::remove_file(&old).unwrap();
+    poll_until_desc(
+        "a catch-up applying OLD's vanished transcript paused",
+        Duration::from_secs(20),
+        || (paused_on_old(&s) > before).then_some(()),
+    );
+    env.cli(&["forget", "--session", OLD, "--yes"]);
+    poll_until_desc("OLD forgotten", Duration::from_secs(20), || {
+        // hits first: once they are gone, the forget was applied and OLD cannot be listed
+        let hits = s.hits("wrenword").len();
+        match listed(&s, OLD) {
+            Some(row) => {
+                assert_eq!(hits, 1, "OLD listed without its turn: {row}");
+                assert_eq!(row["turn_count"], 1, "{row}");
+                None
+            }
+            None => (hits == 0).then_some(()),
+        }
+    });
     assert_eq!(s.hits("finchword").len(), 1);
 }
 
