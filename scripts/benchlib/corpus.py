@@ -17,6 +17,38 @@ def bench_dir():
     return os.path.join(os.environ.get("TMPDIR") or "/tmp", "conversation-search-bench")
 
 
+# the corpora `scripts/bench` and `scripts/bench-cold` generate by name (gen_corpus.py arguments)
+NAMED = {
+    "realistic-300": ["--profile", "realistic", "--target-mb", "300"],
+    "realistic-1000": ["--profile", "realistic", "--target-mb", "1000"],
+    "dense-1m": ["--profile", "dense", "--turns", "1000000"],
+}
+
+
+def named(name, base=None, log=sys.stderr):
+    """(corpus dir, generator stats) of the generated corpus `name` (a key of NAMED) under
+    `base` (default bench_dir()), generating it when it or its stats file is missing; its
+    queries are written beside it as `<name>.queries.jsonl`."""
+    if name not in NAMED:
+        raise SystemExit("unknown corpus `%s`: one of %s" % (name, ", ".join(NAMED)))
+    base = str(base or bench_dir())
+    out = os.path.join(base, name)
+    stats_file = os.path.join(base, name + ".stats.json")
+    if os.path.isdir(out) and os.path.exists(stats_file):
+        with open(stats_file, encoding="utf-8") as f:
+            return out, json.load(f)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(base, exist_ok=True)
+    print("generating %s under %s (minutes) ..." % (name, out), file=log)
+    cmd = [sys.executable, os.path.join(ROOT, "scripts", "gen_corpus.py"), "--out", out,
+           "--queries", os.path.join(base, name + ".queries.jsonl"), "--print-stats"] + NAMED[name]
+    stdout = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    stats = json.loads(stdout)
+    with open(stats_file, "w", encoding="utf-8") as f:
+        f.write(stdout)
+    return out, stats
+
+
 def generated(target_mb, seed, log=sys.stderr):
     """(projects dir, queries file) of the realistic corpus, generating it when needed."""
     name = "realistic-%smb-seed%d" % (("%g" % target_mb).replace(".", "_"), seed)
