@@ -2,7 +2,10 @@
 
 Generated corpora live in ${TMPDIR:-/tmp}/conversation-search-bench/<profile>-<mb>mb-seed<seed>/
 as projects/ + queries.jsonl, written by scripts/gen_corpus.py; a `.complete`
-marker makes a finished corpus reusable, an unfinished one is regenerated.
+marker makes a finished corpus reusable, an unfinished one is regenerated. The corpora of
+`scripts/bench` and `scripts/bench-cold` are named (NAMED) and live in <name>/ beside
+<name>.stats.json (the generator's statistics, which mark them finished) and
+<name>.queries.jsonl.
 """
 import json
 import os
