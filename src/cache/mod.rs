@@ -21,7 +21,7 @@ use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::Xxh3Default;
 
-pub mod gens;
+pub mod sharing;
 
 /// File magic and layout version; bump the version whenever the layout or anything that
 /// changes indexed content (tokenizer, turn rules) changes.
@@ -45,7 +45,7 @@ pub struct Cache {
     /// Names the file: the configuration only, so a file whose content was made otherwise
     /// (other redaction rules) has this name but another key, and is replaced, not kept.
     name: u64,
-    /// A generation's delta file instead of the base file (see [`gens`]).
+    /// A generation's delta file instead of the base file (see [`sharing`]).
     delta: Option<(u64, u64)>,
     /// Names the writer lock and the generations: the key and the durable store the index
     /// goes with (servers with other stores each write their own lineage).
@@ -107,7 +107,7 @@ impl Cache {
 
     pub fn path(&self) -> PathBuf {
         match self.delta {
-            Some((chain, seq)) => self.gens_dir().join(gens::delta_name(chain, seq)),
+            Some((chain, seq)) => self.gens_dir().join(sharing::delta_name(chain, seq)),
             None => self.dir.join(format!("index-{:016x}.bin", self.name)),
         }
     }

@@ -1,7 +1,7 @@
 //! `forget` and `archive status`: the durable store's controls (the MCP tools never write), and
 //! how `--archive`, `--data-dir`, `--no-archive` and `--retain-days` resolve.
 use super::{GlobalArgs, UsageError, output};
-use crate::corpus::history::ArchiveConfig;
+use crate::corpus::StoreConfig;
 use crate::server::ToolError;
 use crate::store::admin::{self, Selector};
 use clap::{Args, Subcommand};
@@ -44,7 +44,7 @@ pub fn data_dir(global: &GlobalArgs) -> Option<PathBuf> {
 
 /// How history is kept: always (`--archive`, the default, is still accepted), except with
 /// `--no-archive`, with `--no-redact`, or without a home directory or `--data-dir`.
-pub fn config(global: &GlobalArgs) -> Option<ArchiveConfig> {
+pub fn config(global: &GlobalArgs) -> Option<StoreConfig> {
     if global.no_archive {
         return None;
     }
@@ -53,7 +53,7 @@ pub fn config(global: &GlobalArgs) -> Option<ArchiveConfig> {
         tracing::warn!("--no-redact: the durable store is not used (it holds only redacted text)");
         return None;
     }
-    Some(ArchiveConfig {
+    Some(StoreConfig {
         dir: data_dir(global)?,
         retain_days: global.retain_days,
     })

@@ -341,7 +341,7 @@ fn build_once(global: &GlobalArgs, roots: Vec<Root>) -> Arc<Shared> {
     });
     let mut writer = Writer::new(roots, Arc::clone(&shared));
     if let Some(cfg) = archive::config(global) {
-        writer.open_archive(&cfg);
+        writer.open_store(&cfg);
     }
     let bar = progress::Bar::start(Arc::clone(&shared));
     let changed = writer.start(cache.as_ref());
@@ -375,7 +375,7 @@ fn glance_once(global: &GlobalArgs, roots: Vec<Root>, scope: Scope, n: usize) ->
         let mut writer = Writer::new(roots.clone(), Arc::clone(&shared));
         if let Some(cfg) = archive::config(global) {
             // sessions whose transcript is gone are read from the store
-            writer.open_archive(&cfg);
+            writer.open_store(&cfg);
         }
         if writer.start_from_catalog(&cache) {
             writer.read_recent(scope, n);

@@ -1,6 +1,7 @@
 //! The catalog: every conversation the index knows (sessions and sub-agents), looked up by id,
-//! and how project names are derived from project directories and working directories.
-use crate::transcript::{ConvMeta, Role, SourceFile};
+//! the ids to hand out, how a parser's news changes a conversation, and how project names are
+//! derived from project directories and working directories.
+use crate::transcript::{ConvMeta, ConvState, Role, SourceFile, Turn};
 use crate::util::blob::Column;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -102,9 +103,112 @@ pub struct Catalog {
     /// the first one still present takes `<id>` back when its holder goes (a transcript moved
     /// to another directory is added before its old path is seen gone).
     displaced: Arc<FxHashMap<String, Vec<ConvId>>>,
+    /// The id the next new conversation gets.
+    next: ConvId,
+}
+
+/// A conversation's new state without its turns' text (the turns go to the document index;
+/// this is what the catalog keeps).
+pub(super) struct ConvUpdate {
+    pub(super) id: String,
+    pub(super) meta: ConvMeta,
+    pub(super) turn_count: u32,
+    /// First turn whose document is replaced (turns before it are unchanged).
+    pub(super) first_changed: u32,
+    /// Start offsets of turns `first_changed..`.
+    pub(super) offsets: Vec<u64>,
+}
+
+impl ConvUpdate {
+    /// Splits a parser's state into the catalog update and the turns to index.
+    pub(super) fn split(state: ConvState) -> (Self, Vec<Turn>) {
+        let ConvState {
+            id,
+            meta,
+            completed,
+            open,
+            turn_count,
+        } = state;
+        let turns: Vec<Turn> = completed.into_iter().chain(open).collect();
+        let first_changed = turns.first().map_or(turn_count, |t| t.number);
+        let offsets = turns.iter().map(|t| t.start_offset).collect();
+        (
+            ConvUpdate {
+                id,
+                meta,
+                turn_count,
+                first_changed,
+                offsets,
+            },
+            turns,
+        )
+    }
 }
 
 impl Catalog {
+    /// The id the next new conversation gets.
+    pub(super) fn next_id(&self) -> ConvId {
+        self.next
+    }
+
+    /// Ids below `next` are taken (by the first build's workers, or a restored state).
+    pub(super) fn set_next_id(&mut self, next: ConvId) {
+        self.next = next;
+    }
+
+    /// A new conversation's id.
+    pub(super) fn allocate(&mut self) -> ConvId {
+        let id = self.next;
+        self.next += 1;
+        id
+    }
+
+    /// Applies a conversation's new state, read from `file` up to `end_offset`: its turns from
+    /// the first changed one are replaced. Returns whether the conversation is in the catalog
+    /// now (a state without turns removes it).
+    pub(super) fn update(
+        &mut self,
+        conv: ConvId,
+        file: &Arc<SourceFile>,
+        end_offset: u64,
+        state: ConvUpdate,
+    ) -> bool {
+        let mut offsets = self
+            .get(conv)
+            .map(|c| c.turn_offsets.to_vec())
+            .unwrap_or_default();
+        offsets.truncate(state.first_changed as usize);
+        offsets.extend(state.offsets);
+        let parent = match &file.role {
+            Role::Subagent { parent, .. } => parent
+                .clone()
+                .or_else(|| state.meta.recorded_session_id.clone()),
+            Role::Session { .. } => state
+                .meta
+                .parent_id
+                .clone()
+                .or_else(|| state.meta.forked_from.clone()),
+        };
+        if state.turn_count == 0 {
+            self.remove(conv);
+            return false;
+        }
+        self.put(Conversation {
+            conv,
+            id: state.id,
+            file: Arc::clone(file),
+            parent,
+            meta: state.meta,
+            turn_count: state.turn_count,
+            turn_offsets: Column::from(offsets),
+            end_offset,
+            source_turns: state.turn_count,
+            followed: true,
+            gone_since: None,
+        });
+        true
+    }
+
     pub fn get(&self, conv: ConvId) -> Option<&Arc<Conversation>> {
         self.slots.get(conv as usize).and_then(Option::as_ref)
     }
@@ -317,7 +421,72 @@ fn common_dash_prefix(names: &[String]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::common_dash_prefix;
+    use super::*;
+    use crate::transcript::{Role, SourceFile};
+
+    fn file(path: &str, group: &str) -> Arc<SourceFile> {
+        Arc::new(SourceFile {
+            path: path.into(),
+            format: "claude",
+            group: Some(group.into()),
+            role: Role::Session { id: "s".into() },
+        })
+    }
+
+    fn update(id: &str, first_changed: u32, offsets: &[u64], turn_count: u32) -> ConvUpdate {
+        ConvUpdate {
+            id: id.into(),
+            meta: ConvMeta::default(),
+            turn_count,
+            first_changed,
+            offsets: offsets.to_vec(),
+        }
+    }
+
+    #[test]
+    fn updates_extend_a_conversation_and_an_empty_one_leaves() {
+        let mut cat = Catalog::default();
+        let f = file("/p/a.jsonl", "p");
+        let conv = cat.allocate();
+        assert_eq!((conv, cat.next_id()), (0, 1));
+        assert!(cat.update(conv, &f, 100, update("s1", 0, &[0, 40], 2)));
+        // turn 1 rewritten, turn 2 added
+        assert!(cat.update(conv, &f, 180, update("s1", 1, &[50, 120], 3)));
+        let c = cat.by_id("s1").expect("s1");
+        assert_eq!(c.turn_offsets.to_vec(), [0, 50, 120]);
+        assert_eq!((c.turn_count, c.source_turns, c.end_offset), (3, 3, 180));
+        assert!(c.followed);
+        assert!(!cat.update(conv, &f, 0, update("s1", 0, &[], 0)));
+        assert!(cat.by_id("s1").is_none());
+    }
+
+    #[test]
+    fn a_colliding_id_is_suffixed_and_takes_the_id_back_when_its_holder_goes() {
+        let mut cat = Catalog::default();
+        let (a, b) = (cat.allocate(), cat.allocate());
+        cat.update(a, &file("/p/x.jsonl", "p"), 1, update("s", 0, &[0], 1));
+        cat.update(b, &file("/q/x.jsonl", "q"), 1, update("s", 0, &[0], 1));
+        assert_eq!(cat.by_id("s").map(|c| c.conv), Some(a));
+        assert_eq!(cat.by_id("s@q").map(|c| c.conv), Some(b));
+        let before = cat.clone();
+        cat.remove(a);
+        assert_eq!(cat.by_id("s").map(|c| c.conv), Some(b));
+        assert_eq!(cat.changed_since(&before), [a, b]);
+    }
+
+    #[test]
+    fn another_servers_conversations_are_installed_as_they_are() {
+        let mut cat = Catalog::default();
+        let a = cat.allocate();
+        cat.update(a, &file("/p/x.jsonl", "p"), 1, update("s", 0, &[0], 1));
+        let mut theirs = cat.get(a).map(|c| (**c).clone()).expect("a");
+        theirs.id = "renamed".into();
+        cat.replace_exact(vec![(a, Some(theirs)), (5, None)]);
+        assert!(cat.by_id("s").is_none());
+        assert_eq!(cat.by_id("renamed").map(|c| c.conv), Some(a));
+        cat.replace_exact(vec![(a, None)]);
+        assert_eq!(cat.iter().count(), 0);
+    }
 
     #[test]
     fn strips_the_shared_dash_prefix() {

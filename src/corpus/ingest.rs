@@ -73,7 +73,7 @@ pub struct FileState {
 
 /// What the persistent index keeps of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SavedState {
+pub struct CachedState {
     pub offset: u64,
     pub size: u64,
     pub mtime: Option<SystemTime>,
@@ -110,26 +110,26 @@ impl FileState {
     }
 
     /// A file as the persistent index recorded it, without parser state.
-    pub fn restored(src: SourceFile, saved: SavedState) -> Self {
+    pub fn restored(src: SourceFile, cached: CachedState) -> Self {
         let mut state = Self::new(src);
         state.parser = None;
         if let Some((_, stamp)) = state.unit.as_mut() {
-            *stamp = saved.stamp;
+            *stamp = cached.stamp;
         }
-        state.offset = saved.offset;
-        state.size = saved.size;
-        state.mtime = saved.mtime;
-        state.fingerprint = saved.fingerprint;
-        state.skipped = saved.skipped;
-        state.unknown = saved.unknown;
+        state.offset = cached.offset;
+        state.size = cached.size;
+        state.mtime = cached.mtime;
+        state.fingerprint = cached.fingerprint;
+        state.skipped = cached.skipped;
+        state.unknown = cached.unknown;
         state.history_done = true;
         state.restored = true;
         state
     }
 
     /// What the persistent index keeps of this file.
-    pub fn saved(&self) -> SavedState {
-        SavedState {
+    pub fn cached(&self) -> CachedState {
+        CachedState {
             offset: self.offset,
             size: self.size,
             mtime: self.mtime,

@@ -1,28 +1,32 @@
 //! The corpus: which transcript files are indexed, the conversations they hold, and immutable
 //! snapshots that queries read while a single writer prepares the next one.
-mod archive;
-mod archive_sync;
-mod books;
+mod batch;
 pub mod browse;
 mod build;
+mod cache_file;
+mod cache_head;
 pub mod catalog;
+mod contents;
 mod delta;
 pub mod digest;
+mod doc_index;
 pub mod dups;
+mod files;
 mod fingerprint;
-mod follow;
-mod gens;
-mod glance;
-pub mod history;
+mod generation;
 pub mod ingest;
-mod merge;
-mod persist;
 pub mod project;
+mod publish;
 pub mod query;
 mod request;
-mod saved;
-mod update;
+mod store_backlog;
+mod store_news;
+mod store_sync;
+mod turn_locations;
 pub mod writer;
+
+pub use batch::tools_field;
+pub use store_sync::StoreConfig;
 
 use crate::cache::CacheReport;
 use crate::index::IndexView;

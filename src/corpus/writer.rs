@@ -1,419 +1,761 @@
-//! The single writer: discovers transcript files, reads them (in parallel at start-up,
-//! incrementally afterwards), turns their turns into index documents, keeps per-conversation
-//! bookkeeping of where each turn's document lives, and publishes immutable snapshots.
-use super::books::ConvBook;
-use super::catalog::{Catalog, ConvId, Conversation};
-use super::dups::DupTracker;
+//! The single writer: it says when the parts act. Its [`Contents`] (the followed files, the
+//! catalog, the document index with its merge policy, the link to the durable store) change
+//! with what transcripts and the store say; its [`Generation`] is the state on disk (written
+//! as [`super::delta`] files and [`super::cache_file`]s, read back by followers); its
+//! [`Publisher`] freezes the contents into immutable snapshots. It starts (restoring the index
+//! cache, following a base, or building from the transcripts), applies changed paths, keeps the
+//! store in step, and publishes.
+use super::build::{FirstBuild, PROGRESS_EVERY};
+use super::cache_file::{self, Rechecked, Restored};
+use super::cache_head::read_head;
+use super::catalog::ConvId;
+use super::contents::Contents;
+use super::delta::{Counters, Delta, DeltaOf};
+use super::files::{Changes, FileCounts, FileEntry};
+use super::generation::{Generation, SEG_SAME};
 use super::ingest::FileState;
-use super::{Root, Shared, Snapshot, SourceHealth, Stats};
-use crate::index::{IndexView, NewDoc, Segment, SegmentBuilder, Tokenizer, facts};
-use crate::transcript::{ConvState, FileOp, Role, SourceFile, ToolKind, Turn};
-use crate::util::blob::Column;
-use crate::util::time::now_ms;
-use rustc_hash::FxHashMap;
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use super::project::Scope;
+use super::publish::Publisher;
+use super::store_sync::{StoreConfig, StoreSync};
+use super::{Root, Shared};
+use crate::cache::{Cache, CacheStart};
+use crate::util::blob::Blob;
+use crate::util::codec::{Decoder, corrupt};
+use std::collections::BTreeSet;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// A followed file and the conversations it holds.
-pub(super) struct FileEntry {
-    pub(super) state: FileState,
-    /// (conversation id as the parser reports it, internal id).
-    pub(super) convs: Vec<(String, ConvId)>,
-    pub(super) src: Arc<SourceFile>,
-}
+/// Times the digest's sessions are looked up again when reading them moved the selection (a
+/// file that changed while it was read).
+const DIGEST_ROUNDS: usize = 3;
 
-impl FileEntry {
-    pub(super) fn new(src: SourceFile) -> Self {
-        Self {
-            src: Arc::new(src.clone()),
-            state: FileState::new(src),
-            convs: Vec::new(),
-        }
-    }
-}
-
-/// The text of a turn's tools field: tool names (sorted, unique), files touched and commands
-/// run (see [`crate::index::facts`]).
-pub fn tools_field(turn: &Turn) -> String {
-    let names = turn.tool_names();
-    let files = turn
-        .tools
-        .iter()
-        .filter_map(|t| t.file_op())
-        .map(|(op, f)| {
-            let code = match op {
-                FileOp::Read => facts::OP_READ,
-                FileOp::Edit => facts::OP_EDIT,
-                FileOp::Write => facts::OP_WRITE,
-            };
-            (code, f)
-        });
-    let commands = turn
-        .tools
-        .iter()
-        .filter(|t| t.kind == ToolKind::Shell)
-        .filter_map(|t| t.command.as_deref());
-    facts::tools_field(&names, files, commands)
-}
-
-/// A conversation's new state without its turns' text (the turns go to a segment; this is
-/// what the catalog keeps).
-pub(super) struct ConvUpdate {
-    pub(super) id: String,
-    pub(super) meta: crate::transcript::ConvMeta,
-    pub(super) turn_count: u32,
-    /// First turn whose document is replaced (turns before it are unchanged).
-    pub(super) first_changed: u32,
-    /// Start offsets of turns `first_changed..`.
-    pub(super) offsets: Vec<u64>,
-}
-
-impl ConvUpdate {
-    /// Splits a parser's state into the catalog update and the turns to index.
-    pub(super) fn split(state: ConvState) -> (Self, Vec<Turn>) {
-        let ConvState {
-            id,
-            meta,
-            completed,
-            open,
-            turn_count,
-        } = state;
-        let turns: Vec<Turn> = completed.into_iter().chain(open).collect();
-        let first_changed = turns.first().map_or(turn_count, |t| t.number);
-        let offsets = turns.iter().map(|t| t.start_offset).collect();
-        (
-            ConvUpdate {
-                id,
-                meta,
-                turn_count,
-                first_changed,
-                offsets,
-            },
-            turns,
-        )
-    }
-}
-
-/// Documents added to a segment under construction, to be located once it is finished.
-#[derive(Default)]
-pub(super) struct Batch {
-    pub(super) builder: SegmentBuilder,
-    /// Per added document: (conversation, turn number).
-    pub(super) docs: Vec<(ConvId, u32)>,
-}
-
-impl Batch {
-    pub(super) fn add(&mut self, conv: ConvId, turn: &Turn) {
-        let tools = tools_field(turn);
-        self.builder.add(&NewDoc {
-            conv,
-            turn: turn.number,
-            timestamp: turn.timestamp,
-            dup_key: turn.dup_key,
-            fields: [&turn.user_text, &turn.assistant_text, &tools],
-        });
-        self.docs.push((conv, turn.number));
-    }
-}
-
+/// The writer of one corpus.
 pub struct Writer {
-    pub(super) roots: Arc<Vec<Root>>,
-    pub(super) shared: Arc<Shared>,
-    pub(super) files: BTreeMap<PathBuf, FileEntry>,
-    pub(super) catalog: Catalog,
-    pub(super) view: IndexView,
-    pub(super) books: FxHashMap<ConvId, ConvBook>,
-    pub(super) next_conv: ConvId,
-    pub(super) next_seg: u64,
-    pub(super) generation: u64,
-    pub(super) stats: Stats,
-    pub(super) tokenizer: Tokenizer,
-    pub(super) complete: bool,
-    pub(super) dups: DupTracker,
-    /// The durable store, unless `--no-archive` (or it could not be opened).
-    pub(super) archive: Option<super::history::Archive>,
-    /// Conversations updated since the last [`Writer::settle`] (their stored tails are checked).
-    pub(super) touched: Vec<ConvId>,
-    /// Which generation this state is, and what changed since the last one published.
-    pub(super) gens: super::gens::Gens,
+    contents: Contents,
+    generation: Generation,
+    publisher: Publisher,
 }
 
 impl Writer {
     pub fn new(roots: Vec<Root>, shared: Arc<Shared>) -> Self {
         Self {
-            roots: Arc::new(roots),
-            shared,
-            files: BTreeMap::new(),
-            catalog: Catalog::default(),
-            view: IndexView::default(),
-            books: FxHashMap::default(),
-            next_conv: 0,
-            next_seg: 1,
-            generation: 0,
-            stats: Stats::default(),
-            tokenizer: Tokenizer::new(),
-            complete: false,
-            dups: DupTracker::default(),
-            archive: None,
-            touched: Vec::new(),
-            gens: super::gens::Gens::default(),
+            contents: Contents::new(roots),
+            generation: Generation::default(),
+            publisher: Publisher::new(shared),
         }
+    }
+
+    /// A writer of the same roots with nothing read, taking this one's store along.
+    fn empty_with_store(&mut self) -> Writer {
+        let mut w = Writer::new(self.contents.files.roots().as_ref().clone(), self.shared());
+        w.contents.store = self.contents.store.take();
+        w
     }
 
     /// Paths of the transcript files indexed now.
-    pub fn file_paths(&self) -> impl Iterator<Item = &std::path::Path> {
-        self.files.keys().map(PathBuf::as_path)
+    pub fn file_paths(&self) -> impl Iterator<Item = &Path> {
+        self.contents.files.paths()
     }
 
     pub fn roots(&self) -> &Arc<Vec<Root>> {
-        &self.roots
+        self.contents.files.roots()
     }
 
-    /// Every transcript file currently under the roots.
-    pub(super) fn discover(&self) -> Vec<SourceFile> {
-        let mut files: Vec<SourceFile> = self
-            .roots
-            .iter()
-            .flat_map(|root| root.adapter.discover(&root.dir, &root.pattern))
-            .collect();
-        files.sort();
-        files.dedup_by(|a, b| a.path == b.path);
-        files
+    /// Live documents (turns) of this state.
+    pub fn live_docs(&self) -> u64 {
+        self.contents.docs.live_docs()
     }
 
-    /// Applies one conversation's new state: turns from the first changed one are replaced.
-    /// Old documents to kill are reported through `kill`; new turns' documents are added by the
-    /// caller (initial build) or here through `pending`.
-    pub(super) fn update_conversation(
-        &mut self,
-        entry: &FileEntry,
-        conv: ConvId,
-        state: ConvUpdate,
-        kills: &mut Vec<(u64, u32)>,
-    ) {
-        let first_changed = state.first_changed;
-        self.gens.books.insert(conv);
-        let book = self.books.entry(conv).or_default();
-        book.truncate(first_changed as usize, kills);
-        let mut offsets = self
-            .catalog
-            .get(conv)
-            .map(|c| c.turn_offsets.to_vec())
-            .unwrap_or_default();
-        offsets.truncate(first_changed as usize);
-        offsets.extend(state.offsets);
-        let parent = match &entry.src.role {
-            Role::Subagent { parent, .. } => parent
-                .clone()
-                .or_else(|| state.meta.recorded_session_id.clone()),
-            Role::Session { .. } => state
-                .meta
-                .parent_id
-                .clone()
-                .or_else(|| state.meta.forked_from.clone()),
-        };
-        if state.turn_count == 0 {
-            self.catalog.remove(conv);
-            return;
-        }
-        self.catalog.put(Conversation {
-            conv,
-            id: state.id,
-            file: Arc::clone(&entry.src),
-            parent,
-            meta: state.meta,
-            turn_count: state.turn_count,
-            turn_offsets: Column::from(offsets),
-            end_offset: entry.state.offset,
-            source_turns: state.turn_count,
-            followed: true,
-            gone_since: None,
-        });
-        self.touched.push(conv);
+    fn shared(&self) -> Arc<Shared> {
+        Arc::clone(self.publisher.shared())
     }
 
-    /// Finishes a batch into a segment and records where its documents went.
-    pub(super) fn finish_batch(&mut self, batch: Batch) {
-        if batch.docs.is_empty() {
-            return;
-        }
-        let id = self.next_seg;
-        self.next_seg += 1;
-        let seg = batch.builder.finish(id);
-        self.place_segment(seg, &batch.docs, true);
-    }
-
-    /// Adds a finished segment and records where its documents went.
-    /// `new_docs`: the documents are new to the index (not moved by a merge), so they count for
-    /// duplicate tracking.
-    pub(super) fn place_segment(&mut self, seg: Segment, docs: &[(ConvId, u32)], new_docs: bool) {
-        let id = seg.id;
-        if new_docs {
-            for &key in seg.keys() {
-                self.dups.add(key);
-            }
-        }
-        let seg = Arc::new(seg);
-        for (doc, &(conv, turn)) in docs.iter().enumerate() {
-            self.gens.books.insert(conv);
-            let book = self.books.entry(conv).or_default();
-            book.set(turn as usize, (id, doc as u32));
-        }
-        self.view.add(seg);
-    }
-
-    /// Group directories that hold indexed files of formats whose groups name projects.
-    pub(super) fn project_groups(&self) -> Vec<String> {
-        use crate::transcript::{ProjectNaming, adapter};
-        self.files
-            .values()
-            .filter(|f| {
-                adapter(f.src.format).is_some_and(|a| a.project_naming() == ProjectNaming::Group)
-            })
-            .filter_map(|f| f.src.group.clone())
-            .collect()
-    }
-
-    /// Files, conversations and turns per source directory.
-    fn source_health(&self) -> Vec<SourceHealth> {
-        let mut out: Vec<SourceHealth> = self
-            .roots
-            .iter()
-            .map(|r| SourceHealth {
-                format: r.adapter.name(),
-                path: r.dir.clone(),
-                exists: r.dir.is_dir(),
-                ..SourceHealth::default()
-            })
-            .collect();
-        // byte prefixes: files are always joined onto their root, and this runs per file and
-        // per conversation on every update (`Path::starts_with` walks components: slow)
-        let keys: Vec<(&'static str, &[u8])> = self
-            .roots
-            .iter()
-            .map(|r| (r.adapter.name(), r.dir.as_os_str().as_encoded_bytes()))
-            .collect();
-        let index_of = |path: &std::path::Path, format: &str| {
-            let b = path.as_os_str().as_encoded_bytes();
-            keys.iter().position(|(f, root)| {
-                *f == format
-                    && b.starts_with(root)
-                    && (b.len() == root.len() || b[root.len()] == b'/' || root.ends_with(b"/"))
-            })
-        };
-        let mut rows: Vec<(usize, u64, &FileEntry)> = Vec::new();
-        for entry in self.files.values() {
-            let Some(i) = index_of(&entry.src.path, entry.src.format) else {
-                continue;
-            };
-            let mut turns = 0;
-            for c in entry.convs.iter().filter_map(|&(_, c)| self.catalog.get(c)) {
-                turns += u64::from(c.turn_count);
-                // a followed conversation's file is this one: counted here, not looked up
-                if c.followed {
-                    if c.is_subagent() {
-                        out[i].subagents += 1;
-                    } else {
-                        out[i].sessions += 1;
-                    }
-                }
-            }
-            rows.push((i, turns, entry));
-        }
-        // the conversations no followed file holds (kept by the store)
-        for conv in self.catalog.iter().filter(|c| !c.followed) {
-            if let Some(i) = index_of(&conv.file.path, conv.file.format) {
-                if conv.is_subagent() {
-                    out[i].subagents += 1;
-                } else {
-                    out[i].sessions += 1;
-                }
-            }
-        }
-        // files that yield no turn although they hold record types we do not know: drift
-        let mut drifted: Vec<(u64, BTreeSet<&str>)> = vec![(0, BTreeSet::new()); out.len()];
-        // counted by borrowed name first: this runs on every update, over every file
-        let mut unknown: Vec<BTreeMap<&str, u64>> = vec![BTreeMap::new(); out.len()];
-        for (i, turns, entry) in rows {
-            let h = &mut out[i];
-            h.files += 1;
-            h.turns += turns;
-            h.skipped_lines += entry.state.skipped;
-            for (kind, n) in &entry.state.unknown {
-                *unknown[i].entry(kind.as_str()).or_default() += n;
-            }
-            if turns == 0 {
-                h.files_without_turns += 1;
-                if !entry.state.unknown.is_empty() {
-                    drifted[i].0 += 1;
-                    drifted[i]
-                        .1
-                        .extend(entry.state.unknown.iter().map(|(k, _)| k.as_str()));
-                }
-            }
-        }
-        for (h, counts) in out.iter_mut().zip(unknown) {
-            h.unknown_records = counts.into_iter().map(|(k, n)| (k.to_owned(), n)).collect();
-        }
-        for (h, (files, kinds)) in out.iter_mut().zip(drifted) {
-            if files > 0 {
-                let kinds: Vec<&str> = kinds.into_iter().take(8).collect();
-                h.warning = Some(format!(
-                    "{files} {} file(s) under `{}` yielded no turns and hold record types this version does not read ({}): the transcript format may have changed upstream; please report it",
-                    h.format,
-                    h.path.display(),
-                    kinds.join(", ")
-                ));
-            }
-        }
-        for h in &mut out {
-            if !h.exists {
-                h.warning = Some(format!(
-                    "{} transcripts directory `{}` does not exist (yet); it is watched for",
-                    h.format,
-                    h.path.display()
-                ));
-            } else if h.files > 0 && h.turns == 0 && h.warning.is_none() {
-                h.warning = Some(format!(
-                    "{} {} file(s) under `{}` were read but yielded no turns: the transcript format may have changed upstream; please report it",
-                    h.files,
-                    h.format,
-                    h.path.display()
-                ));
-            }
-        }
-        out
-    }
-
-    pub(super) fn publish(&mut self, started: Instant) {
-        self.generation += 1;
-        self.publish_as_is(started);
+    /// Publishes an update begun at `started`.
+    fn publish(&mut self, started: Instant) {
+        self.publisher.publish(started, self.contents.parts());
     }
 
     /// Publishes what the writer holds without counting an update (the first build's progress).
-    pub(super) fn publish_as_is(&mut self, started: Instant) {
-        self.stats.files = self.files.len() as u64;
-        self.stats.bytes_indexed = self.files.values().map(|f| f.state.offset).sum();
-        self.stats.skipped_lines = self.files.values().map(|f| f.state.skipped).sum();
-        self.stats.sources = self.source_health();
-        self.stats.last_update_ms = started.elapsed().as_secs_f64() * 1000.0;
-        self.shared.publish(Snapshot {
-            generation: self.generation,
-            complete: self.complete,
-            indexed_at: Some(now_ms()),
-            catalog: self.catalog.clone(),
-            index: self.view.clone(),
-            stats: self.stats.clone(),
-            roots: Arc::clone(&self.roots),
-            dup_multi: self.dups.multi(&self.view),
-            store: self.archive.as_ref().map(|a| Arc::clone(&a.store)),
-            // fixed at start: `Shared::publish` carries the current ones over
-            project: Default::default(),
-            progress: Default::default(),
-            members: Default::default(),
-            tally: Default::default(),
+    fn publish_as_is(&mut self, started: Instant) {
+        self.publisher.publish_as_is(started, self.contents.parts());
+    }
+
+    /// The update counters as a delta carries them.
+    fn counters(&self) -> Counters {
+        let c = self.contents.files.counts;
+        [
+            self.publisher.updates,
+            c.reread,
+            c.appended,
+            c.removed,
+            c.added,
+            c.touched,
+            self.contents.docs.merged(),
+            self.publisher.last_update_ms.to_bits(),
+        ]
+    }
+
+    /// The state now is the generation published: nothing changed since.
+    fn mark_generation(&mut self) {
+        self.generation
+            .mark(&self.contents.catalog, self.contents.docs.view());
+        self.contents.clear_changed();
+    }
+
+    /// Opens the durable store for this corpus, as its writer when its lock is free. When it
+    /// cannot be used, the server runs without it and says why (once on stderr, and in
+    /// `index_status`).
+    pub fn open_store(&mut self, cfg: &StoreConfig) {
+        self.contents.store = StoreSync::open(cfg, true, self.publisher.shared());
+    }
+
+    /// Opens the store without taking its writer lock (a follower; see [`Self::open_store`]).
+    pub fn open_store_reader(&mut self, cfg: &StoreConfig) {
+        self.contents.store = StoreSync::open(cfg, false, self.publisher.shared());
+    }
+
+    pub fn has_store(&self) -> bool {
+        self.contents.store.is_some()
+    }
+
+    /// Gives up writing the store; another server may take over.
+    pub fn close_store(&mut self) {
+        if let Some(s) = self.contents.store.as_mut() {
+            s.close();
+        }
+    }
+
+    /// Commits everything that waits for the store (writer only). Returns whether it committed.
+    pub fn store_flush(&mut self) -> bool {
+        self.contents.store_flush()
+    }
+
+    /// When the next [`Self::store_tick`] is due (None without a store).
+    pub fn store_due(&self) -> Option<Instant> {
+        self.contents.store.as_ref().map(StoreSync::due)
+    }
+
+    /// Looks at the store: the writer lock, a full comparison when needed, retention, a slice
+    /// of the backlog, and other servers' commits. Returns whether the index changed (then a
+    /// snapshot was published).
+    pub fn store_tick(&mut self) -> bool {
+        let started = Instant::now();
+        if !self.contents.store_tick() {
+            return false;
+        }
+        self.publish(started);
+        true
+    }
+
+    /// Applies changes at `paths` (files or directories; created, modified or deleted) and
+    /// publishes a new snapshot when anything changed. Returns whether it did.
+    pub fn apply(&mut self, paths: &[PathBuf]) -> bool {
+        let started = Instant::now();
+        let changes = self.contents.files.expand(paths);
+        self.process(started, changes)
+    }
+
+    /// Full rescan by size and mtime (fallback when file watching is unavailable).
+    pub fn poll(&mut self) -> bool {
+        let started = Instant::now();
+        let changes = self.contents.files.scan();
+        self.process(started, changes)
+    }
+
+    /// Rescan by size and mtime of the directories `dirs` only (those that cannot be watched
+    /// while the rest is).
+    pub fn poll_dirs(&mut self, dirs: &[PathBuf]) -> bool {
+        let started = Instant::now();
+        let changes = self.contents.files.scan_dirs(dirs);
+        self.process(started, changes)
+    }
+
+    /// Applies these changes, publishes them and commits a slice of their turns to the store.
+    /// Returns whether anything changed.
+    fn process(&mut self, started: Instant, changes: Changes) -> bool {
+        if !self.contents.take_changes(changes) {
+            return false;
+        }
+        self.publisher.updates += 1;
+        self.publish(started);
+        self.contents.store_flush_some();
+        true
+    }
+
+    /// Reads every file once, in parallel, publishing progress, then the first complete
+    /// snapshot.
+    fn initial_build(&mut self) {
+        let started = Instant::now();
+        crate::util::huge::hold_freed_memory(true);
+        let found = self.contents.files.discover();
+        let sizes: Vec<u64> = found
+            .iter()
+            .map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len()))
+            .collect();
+        let shared = self.shared();
+        shared
+            .progress
+            .start(found.len() as u64, sizes.iter().sum());
+        let threads = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, 8);
+        let forgotten = self
+            .contents
+            .store
+            .as_ref()
+            .map(|s| s.forgotten().clone())
+            .unwrap_or_default();
+        let encode = self
+            .contents
+            .store
+            .as_ref()
+            .is_some_and(StoreSync::is_writer);
+        let next_ids = (
+            self.contents.catalog.next_id(),
+            self.contents.docs.next_seg(),
+        );
+        let build = FirstBuild::new(
+            &found,
+            &sizes,
+            next_ids,
+            &shared.progress,
+            encode,
+            &forgotten,
+        );
+        let mut published = Instant::now();
+        build.run(threads, |chunk, build| {
+            self.contents.take_chunk(chunk);
+            if published.elapsed() >= PROGRESS_EVERY {
+                self.contents.take_ids(build.next_ids());
+                self.publish_as_is(started);
+                published = Instant::now();
+            }
         });
+        self.contents.take_ids(build.next_ids());
+        // conversations only the store still holds join before the index says it is complete
+        self.contents.store_start();
+        self.publisher.complete = true;
+        self.publish(started);
+        self.log_built(started);
+        // the workers' tables and read buffers go back to the system now
+        crate::util::huge::hold_freed_memory(false);
+        crate::util::huge::release_free_memory();
+        // the turns read wait for the store, searches do not: a first slice now (all of a small
+        // corpus), the rest between live changes (a one-shot command: [`Writer::store_flush`])
+        self.contents.store_flush_some();
+    }
+
+    fn log_built(&self, started: Instant) {
+        let snap = self.publisher.shared().snapshot();
+        let mut sizes = [0usize; 5];
+        for sv in &snap.index.segs {
+            for (a, b) in sizes.iter_mut().zip(sv.seg.breakdown()) {
+                *a += b;
+            }
+        }
+        tracing::debug!(
+            text_mb = sizes[0] >> 20,
+            postings_mb = sizes[1] >> 20,
+            dictionary_mb = sizes[2] >> 20,
+            documents_mb = sizes[3] >> 20,
+            paths_mb = sizes[4] >> 20,
+            segments = snap.index.segs.len(),
+            "index memory"
+        );
+        tracing::info!(
+            files = snap.stats.files,
+            conversations = snap.catalog.iter().count(),
+            turns = snap.index.live_docs,
+            bytes = snap.stats.bytes_indexed,
+            skipped_lines = snap.stats.skipped_lines,
+            ms = started.elapsed().as_millis() as u64,
+            "index built"
+        );
+    }
+
+    /// The first build: from the persistent index when it is valid (re-reading only files that
+    /// changed since it was written), else from scratch. Publishes a complete snapshot and, when
+    /// anything was read, refreshes the cache. Returns whether the cache needs saving.
+    pub fn start(&mut self, cache: Option<&Cache>) -> bool {
+        let started = Instant::now();
+        self.shared().update_cache(|r| {
+            r.path = cache.map(Cache::path);
+            r.start = if cache.is_some() {
+                CacheStart::Absent
+            } else {
+                CacheStart::Disabled
+            };
+        });
+        if let Some(cache) = cache {
+            cache.sweep();
+            match self.load_cache(cache) {
+                Ok(Some(rechecked)) => return self.start_restored(cache, rechecked, started),
+                Ok(None) => {}
+                Err(e) => self.reject_cache(cache, &e),
+            }
+        }
+        // a new lineage: what followers hold (if anything) is not continued
+        self.generation.restart();
+        self.generation.built = true;
+        self.initial_build();
+        true
+    }
+
+    /// Says why the cache file is not used, moving a damaged one aside.
+    fn reject_cache(&self, cache: &Cache, e: &io::Error) {
+        let mut because = e.to_string();
+        if e.kind() == io::ErrorKind::InvalidData {
+            match cache.move_aside() {
+                Ok(to) => because.push_str(&format!("; moved to `{}`", to.display())),
+                Err(m) => because.push_str(&format!("; not moved aside: {m}")),
+            }
+        }
+        tracing::warn!(
+            "ignoring the index cache `{}` ({because}); rebuilding it",
+            cache.path().display()
+        );
+        self.shared().update_cache(|r| {
+            r.start = CacheStart::Rejected;
+            r.rejected_because = Some(because);
+        });
+    }
+
+    /// The start from a restored cache file: the deltas after it, then the files that changed
+    /// since, then the store. Returns whether the cache needs saving.
+    fn start_restored(
+        &mut self,
+        cache: &Cache,
+        mut rechecked: Rechecked,
+        started: Instant,
+    ) -> bool {
+        // generations the last writer published after this base
+        let (_, caught) = self.apply_deltas(cache);
+        // the deltas may have left conversations to the store alone since the base was read: a
+        // transcript found again takes such a conversation over
+        self.contents.index_unfollowed();
+        rechecked.unchanged.retain(|p| !caught.contains(p));
+        let loaded_ms = started.elapsed().as_millis() as u64;
+        self.publisher.complete = true;
+        let restored = self.contents.files.len() as u64;
+        let (changed, new_files) = self.contents.refresh_restored(rechecked);
+        let touched = self.contents.files.counts.touched;
+        self.shared().update_cache(|r| {
+            r.start = CacheStart::Restored;
+            r.files_changed = touched;
+            r.files_reused = restored.saturating_sub(touched - new_files.min(touched));
+        });
+        // the start is not an update: live counters begin after it
+        self.contents.files.counts = Default::default();
+        self.contents.docs.set_merged(0);
+        self.publisher.reset_counters();
+        let refreshed_ms = started.elapsed().as_millis() as u64;
+        self.contents.store_start();
+        self.publish(started);
+        // the decoding's buffers go back to the system now, not a moment later (several servers
+        // each holding them is what sharing the index avoids)
+        crate::util::huge::release_free_memory();
+        self.contents.store_flush_some();
+        tracing::info!(
+            files = self.contents.files.len(),
+            turns = self.contents.docs.live_docs(),
+            changed,
+            loaded_ms,
+            refreshed_ms,
+            ms = started.elapsed().as_millis() as u64,
+            "index restored from `{}`",
+            cache.path().display()
+        );
+        // a base of another lineage is replaced by one of ours soon
+        changed || !self.generation.based
+    }
+
+    /// Replaces the (empty) state with the cache file's (see [`cache_file::read`]). `Ok(None)`
+    /// when there is no cache file.
+    fn load_cache(&mut self, cache: &Cache) -> io::Result<Option<Rechecked>> {
+        let Some((restored, rechecked)) = cache_file::read(cache, &self.contents.files)? else {
+            return Ok(None);
+        };
+        self.install(restored, cache.sharing);
+        Ok(Some(rechecked))
+    }
+
+    fn install(&mut self, r: Restored, sharing: u64) {
+        let (ours, chain, seq) = (r.head.sharing == sharing, r.head.chain, r.head.seq);
+        self.contents.install_head(r.head);
+        self.contents.docs = r.docs;
+        if ours {
+            self.generation.restored(
+                chain,
+                seq,
+                &self.contents.catalog,
+                self.contents.docs.view(),
+            );
+        } else {
+            // another lineage's (a server with another store): a new one starts from here
+            self.generation.restart();
+        }
+    }
+
+    /// Writes the current state to the cache and notes the outcome for `index_status`.
+    /// Returns the file's size.
+    pub fn save_cache(&mut self, cache: &Cache) -> io::Result<u64> {
+        // the base holds the generation of the last delta: publish what is pending first
+        let result = self.publish_delta(cache).and_then(|_| {
+            cache_file::write(
+                cache,
+                &self.generation,
+                &self.contents.files,
+                &self.contents.catalog,
+                &self.contents.docs,
+            )
+        });
+        if result.is_ok() && !self.generation.based {
+            // a new chain: followers can start from here
+            self.generation.based = true;
+            self.mark_generation();
+        }
+        self.shared().update_cache(|r| match &result {
+            Ok(_) => {
+                r.writes += 1;
+                r.write_error = None;
+            }
+            Err(e) => r.write_error = Some(e.to_string()),
+        });
+        result
+    }
+
+    /// The generation this state is: (chain, sequence number).
+    pub fn generation_on_disk(&self) -> (u64, u64) {
+        (self.generation.chain, self.generation.seq)
+    }
+
+    /// Whether this state came from a base file (a follower that loaded one).
+    pub fn has_base(&self) -> bool {
+        self.generation.based
+    }
+
+    /// Whether the index was built here and still lives on this server's heap.
+    pub fn built_here(&self) -> bool {
+        self.generation.built
+    }
+
+    /// Publishes what changed since the last generation as the next one's delta file, when
+    /// a base of this chain exists (before that no follower could use it). Returns whether a
+    /// delta was written.
+    pub fn publish_delta(&mut self, cache: &Cache) -> io::Result<bool> {
+        if !self.generation.based {
+            return Ok(false);
+        }
+        let mut convs: BTreeSet<ConvId> = self
+            .contents
+            .catalog
+            .changed_since(self.generation.catalog())
+            .into_iter()
+            .collect();
+        convs.extend(self.contents.docs.changed().iter().copied());
+        let convs: Vec<ConvId> = convs.into_iter().collect();
+        let view = self.contents.docs.view();
+        let kinds: Vec<u8> = (0..view.segs.len())
+            .map(|i| self.generation.seg_kind(view, i))
+            .collect();
+        let same_segs =
+            kinds.iter().all(|&k| k == SEG_SAME) && kinds.len() == self.generation.seg_count();
+        if self.contents.files.changed().is_empty() && convs.is_empty() && same_segs {
+            return Ok(false);
+        }
+        let seq = self.generation.seq + 1;
+        let delta = DeltaOf {
+            chain: self.generation.chain,
+            seq,
+            files: &self.contents.files,
+            catalog: &self.contents.catalog,
+            docs: &self.contents.docs,
+            convs: &convs,
+            kinds: &kinds,
+            complete: self.publisher.complete,
+            counters: self.counters(),
+        };
+        cache
+            .delta(self.generation.chain, seq)
+            .write(|w| delta.write(w))?;
+        self.generation.seq = seq;
+        self.mark_generation();
+        Ok(true)
+    }
+
+    /// After the first base file of an index built here: takes the index (segments, catalog,
+    /// document locations) from that file instead, so its pages are shared with the servers
+    /// that follow and this server's heap holds only what changes. The files' read state (with
+    /// the parsers' progress) stays. Nothing changes when the file holds another generation
+    /// (replaced meanwhile by a server with another store).
+    pub fn adopt_base(&mut self, cache: &Cache) -> io::Result<bool> {
+        self.generation.built = false;
+        let mut mapped = self.empty_with_store();
+        let loaded = mapped.load_cache(cache);
+        self.contents.store = mapped.contents.store.take();
+        let same = loaded?.is_some()
+            && mapped.generation.based
+            && mapped.generation_on_disk() == self.generation_on_disk()
+            && mapped.contents.docs.live_docs() == self.contents.docs.live_docs()
+            && mapped.contents.catalog.iter().count() == self.contents.catalog.iter().count();
+        if !same {
+            return Ok(false);
+        }
+        self.contents.catalog = mapped.contents.catalog;
+        self.contents.docs.adopt(mapped.contents.docs);
+        self.mark_generation();
+        // the last reference to the built index goes with the snapshot replaced here
+        self.publish_as_is(Instant::now());
+        crate::util::huge::release_free_memory();
+        Ok(true)
+    }
+
+    /// Replaces the state with the base file's and the deltas after it, and publishes it.
+    /// `Ok(false)` when there is no base file yet (the writer's first build is running).
+    pub fn follow_base(&mut self, cache: &Cache) -> io::Result<bool> {
+        let started = Instant::now();
+        let mut fresh = self.empty_with_store();
+        match fresh.load_cache(cache) {
+            Ok(Some(_)) => {}
+            other => {
+                self.contents.store = fresh.contents.store.take();
+                return other.map(|_| false);
+            }
+        }
+        *self = fresh;
+        self.publisher.complete = true;
+        self.shared().update_cache(|r| {
+            r.path = Some(cache.path());
+            r.start = CacheStart::Restored;
+        });
+        self.apply_deltas(cache);
+        self.publish(started);
+        Ok(true)
+    }
+
+    /// Applies every delta published after this state, then publishes. Returns how many.
+    pub fn follow_deltas(&mut self, cache: &Cache) -> usize {
+        let started = Instant::now();
+        let (n, _) = self.apply_deltas(cache);
+        if n > 0 {
+            self.publish(started);
+        }
+        n
+    }
+
+    /// Becomes the writer of a followed state: files that changed while no server wrote are
+    /// read now. Returns whether anything changed.
+    pub fn lead(&mut self) -> bool {
+        self.contents.index_unfollowed();
+        self.poll()
+    }
+
+    /// Applies the deltas after this state (unpublished). Returns how many, and the files
+    /// they changed. A delta that cannot be read ends the chain for this state: a writer
+    /// starts a new one from here.
+    fn apply_deltas(&mut self, cache: &Cache) -> (usize, Vec<PathBuf>) {
+        let mut n = 0;
+        let mut paths = Vec::new();
+        let chain = self.generation.chain;
+        while self.generation.based && cache.has_delta(chain, self.generation.seq + 1) {
+            let seq = self.generation.seq + 1;
+            match self.apply_delta(cache, seq) {
+                Ok(mut changed) => {
+                    n += 1;
+                    paths.append(&mut changed);
+                }
+                Err(e) => {
+                    tracing::warn!(
+                        "cannot apply `{}` ({e}); following the next base instead",
+                        cache.delta(chain, seq).path().display()
+                    );
+                    self.generation.restart();
+                    break;
+                }
+            }
+        }
+        (n, paths)
+    }
+
+    /// Reads, verifies and installs delta `seq`. Returns the files it changed.
+    fn apply_delta(&mut self, cache: &Cache, seq: u64) -> io::Result<Vec<PathBuf>> {
+        let file = cache.delta(self.generation.chain, seq);
+        let Some((mut r, payload)) = file.open()? else {
+            return Err(io::Error::new(io::ErrorKind::NotFound, "delta vanished"));
+        };
+        let mut d = Decoder::bounded(&mut r, payload);
+        if d.u64()? != self.generation.chain || d.u64()? != seq {
+            return Err(corrupt("delta of another generation"));
+        }
+        let docs = &self.contents.docs;
+        let delta =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Delta::read(&mut d, docs)))
+                .map_err(|_| corrupt("undecodable delta"))??;
+        let sum = d.checksum();
+        crate::cache::check_trailer(&mut r, sum, payload)?;
+        let paths = delta.files.iter().map(|f| f.0.clone()).collect();
+        self.install_delta(delta)?;
+        self.generation.seq = seq;
+        self.mark_generation();
+        Ok(paths)
+    }
+
+    /// Installs a verified delta into every part (nothing when its segments or locations do
+    /// not fit this state).
+    fn install_delta(&mut self, delta: Delta) -> io::Result<()> {
+        self.contents.docs.install(delta.segs, delta.locations)?;
+        self.contents.catalog.replace_exact(delta.convs);
+        self.contents.catalog.set_groups(delta.groups);
+        for (path, entry) in delta.files {
+            match entry {
+                Some((src, cached, convs)) => {
+                    let state = FileState::restored(src, cached);
+                    self.contents
+                        .files
+                        .insert(path, FileEntry::restored(state, convs));
+                }
+                None => {
+                    self.contents.files.take(&path);
+                }
+            }
+        }
+        self.contents.catalog.set_next_id(delta.next_conv);
+        self.contents.docs.set_next_seg(delta.next_seg);
+        self.publisher.complete = delta.complete;
+        let [
+            updates,
+            reread,
+            appended,
+            removed,
+            added,
+            touched,
+            merged,
+            ms,
+        ] = delta.counters;
+        self.publisher.updates = updates;
+        self.publisher.last_update_ms = f64::from_bits(ms);
+        self.contents.files.counts = FileCounts {
+            reread,
+            appended,
+            removed,
+            added,
+            touched,
+        };
+        self.contents.docs.set_merged(merged);
+        Ok(())
+    }
+
+    /// Starts from the cache's catalog alone and publishes a complete snapshot whose index holds
+    /// only the documents of files read since (the segments are never decoded; the state is
+    /// partial, so nothing is written back). Returns false, having done nothing, when there is
+    /// no usable cache file (then use [`Writer::start`], which also reports why).
+    pub fn start_from_catalog(&mut self, cache: &Cache) -> bool {
+        let started = Instant::now();
+        let head = match cache
+            .open_head()
+            .and_then(|h| h.map(|b| read_head(Blob::from(b))).transpose())
+        {
+            Ok(Some(head)) => head,
+            Ok(None) => return false,
+            Err(e) => {
+                tracing::debug!("cannot start from `{}`: {e}", cache.path().display());
+                return false;
+            }
+        };
+        self.contents.install_head(head);
+        self.publisher.complete = true;
+        let found = self.contents.files.discover();
+        let found_paths: BTreeSet<&Path> = found.iter().map(|f| f.path.as_path()).collect();
+        let mut targets: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut stale: Vec<PathBuf> = Vec::new();
+        for (path, entry) in self.contents.files.iter() {
+            if !found_paths.contains(path.as_path()) {
+                targets.insert(path.clone());
+            } else if entry.state.looks_changed() {
+                stale.push(path.clone());
+            }
+        }
+        let fresh = found
+            .into_iter()
+            .filter(|f| {
+                self.contents
+                    .files
+                    .get(&f.path)
+                    .is_none_or(|e| *e.src != *f)
+            })
+            .collect();
+        let changed = stale.len();
+        for path in stale {
+            self.contents.read_again(&path, &mut targets);
+        }
+        if !self.process(started, Changes { targets, fresh }) {
+            self.publish(started);
+        }
+        tracing::debug!(
+            files = self.contents.files.len(),
+            changed,
+            ms = started.elapsed().as_millis() as u64,
+            "catalog restored from `{}`",
+            cache.path().display()
+        );
+        true
+    }
+
+    /// Makes sure the `n` sessions [`super::Snapshot::recent`] selects for `scope` have their
+    /// documents in the index: the files holding the others are read again.
+    pub fn read_recent(&mut self, scope: Scope, n: usize) {
+        self.load_recent_stored(scope, n);
+        for _ in 0..DIGEST_ROUNDS {
+            let snap = self.publisher.shared().snapshot();
+            let missing: BTreeSet<PathBuf> = snap
+                .recent(scope, n)
+                .iter()
+                .filter(|c| c.followed && !self.contents.docs.has_locations(c.conv))
+                .map(|c| c.file.path.clone())
+                .collect();
+            if missing.is_empty() {
+                return;
+            }
+            let mut targets = BTreeSet::new();
+            for path in &missing {
+                self.contents.read_again(path, &mut targets);
+            }
+            let changes = Changes {
+                targets,
+                fresh: Vec::new(),
+            };
+            if !self.process(Instant::now(), changes) {
+                return;
+            }
+        }
+    }
+
+    /// The digest's sessions that only the durable store holds (their transcript is gone): their
+    /// turns come from the store (nothing without one).
+    fn load_recent_stored(&mut self, scope: Scope, n: usize) {
+        let snap = self.publisher.shared().snapshot();
+        let stored: Vec<(ConvId, u32)> = snap
+            .recent(scope, n)
+            .iter()
+            .filter(|c| !c.followed && !self.contents.docs.has_locations(c.conv))
+            .map(|c| (c.conv, c.turn_count))
+            .collect();
+        let Some(store) = self.contents.store.as_ref().filter(|_| !stored.is_empty()) else {
+            return;
+        };
+        let started = Instant::now();
+        for (conv, to) in stored {
+            store.load_turns(
+                conv,
+                0,
+                to,
+                &mut self.contents.catalog,
+                &mut self.contents.docs,
+            );
+        }
+        self.contents.settle();
+        self.publish(started);
     }
 }

@@ -366,7 +366,7 @@ mod tests {
 
     #[test]
     fn a_reused_builder_lays_out_what_a_fresh_one_does() {
-        use crate::index::persist::write_segment;
+        use crate::index::segment_codec::write_segment;
         use crate::util::codec::Encoder;
         let encoded = |seg: &Segment| {
             let mut bytes = Vec::new();

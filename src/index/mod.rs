@@ -7,7 +7,7 @@
 //!
 //! Modules, each using only those before it: `schema` (documents and the posting format),
 //! `tokenizer`, `intern`, `pool` (posting lists under construction) and `facts` (the leaves);
-//! `scoring` (BM25 arithmetic); `blockmax`; `columns` (per-document metadata); `segment` and `builder`; `view`; `persist`; `phrase` (matching
+//! `scoring` (BM25 arithmetic); `blockmax`; `columns` (per-document metadata); `segment` and `builder`; `view`; `segment_codec`; `merge`; `phrase` (matching
 //! phrases in texts); `query` (syntax and [`Plan`]); `snippet`; `expand` (what a prefix stands for, over the whole view); `maxscore`
 //! (one segment's scoring) and `topk` (the evaluation).
 pub mod blockmax;
@@ -19,13 +19,14 @@ mod fold;
 pub mod intern;
 mod lookahead;
 pub mod maxscore;
-pub mod persist;
+pub mod merge;
 pub mod phrase;
 mod pool;
 pub mod query;
 pub mod schema;
 pub mod scoring;
 pub mod segment;
+pub mod segment_codec;
 pub mod snippet;
 pub mod stop;
 mod termsort;

@@ -30,12 +30,7 @@ const LIGHT_SLOTS: usize = 4;
 /// have a slow call in flight. Read once.
 fn hold() -> Option<Duration> {
     static HOLD: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
-    *HOLD.get_or_init(|| {
-        std::env::var("CONVERSATION_SEARCH_TEST_HOLD_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .map(Duration::from_millis)
-    })
+    *HOLD.get_or_init(|| crate::util::time::millis_from_env("CONVERSATION_SEARCH_TEST_HOLD_MS"))
 }
 
 /// Waits out the test hold of a heavy call, or until `stop` says to stop.

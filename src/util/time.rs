@@ -205,6 +205,15 @@ pub fn parse_relative(s: &str) -> Option<i64> {
     n.checked_mul(unit_ms)
 }
 
+/// The milliseconds an environment variable holds, as a duration (`None` when unset or not
+/// a number): the black-box tests' hooks.
+pub fn millis_from_env(var: &str) -> Option<std::time::Duration> {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(std::time::Duration::from_millis)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
-//! Generations of the persistent index, shared by every server of one configuration: the
-//! writer lock (the one server that reads transcripts), and the delta files it publishes after
-//! each change so that the other servers (followers) switch to the new generation without
-//! reading a transcript.
+//! Sharing one persistent index among the servers of one configuration: the generations on
+//! disk, the writer lock (the one server that reads transcripts), and the delta files it
+//! publishes after each change so that the other servers (followers) switch to the new
+//! generation without reading a transcript.
 //!
 //! A lineage of states is a *chain* (random id); the base file records the chain and sequence
 //! number it holds, and `index-<key>.gen/<chain>-<seq>.bin` holds the change from `seq - 1` to

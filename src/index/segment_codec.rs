@@ -1,4 +1,4 @@
-//! Segments and tombstones on disk (for the persistent index): bulk arrays in, bulk arrays out,
+//! Segments and tombstones in the index cache file: bulk arrays in, bulk arrays out,
 //! and a consistency check of everything read so that a damaged file can never make a query
 //! index out of bounds.
 use super::blockmax::BlockMax;

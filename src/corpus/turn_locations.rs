@@ -6,7 +6,7 @@ use crate::util::codec::{Decoder, Encoder, Source, corrupt};
 use std::io::{self, Write};
 
 /// A conversation's document locations, one per turn (`(0, u32::MAX)`: none).
-pub(super) enum ConvBook {
+pub(super) enum TurnLocations {
     /// As restored: segment ids and documents, equally long.
     Mapped {
         segs: Column<u64>,
@@ -15,25 +15,25 @@ pub(super) enum ConvBook {
     Owned(Vec<(u64, u32)>),
 }
 
-impl Default for ConvBook {
+impl Default for TurnLocations {
     fn default() -> Self {
-        ConvBook::Owned(Vec::new())
+        TurnLocations::Owned(Vec::new())
     }
 }
 
-impl ConvBook {
+impl TurnLocations {
     pub(super) fn len(&self) -> usize {
         match self {
-            ConvBook::Mapped { docs, .. } => docs.len(),
-            ConvBook::Owned(v) => v.len(),
+            TurnLocations::Mapped { docs, .. } => docs.len(),
+            TurnLocations::Owned(v) => v.len(),
         }
     }
 
     /// Location of turn `t`'s document (panics past the end).
     pub(super) fn get(&self, t: usize) -> (u64, u32) {
         match self {
-            ConvBook::Mapped { segs, docs } => (segs[t], docs[t]),
-            ConvBook::Owned(v) => v[t],
+            TurnLocations::Mapped { segs, docs } => (segs[t], docs[t]),
+            TurnLocations::Owned(v) => v[t],
         }
     }
 
@@ -44,12 +44,12 @@ impl ConvBook {
 
     /// The locations, to change them (copied onto the heap first when restored).
     fn owned(&mut self) -> &mut Vec<(u64, u32)> {
-        if let ConvBook::Mapped { .. } = self {
-            *self = ConvBook::Owned(self.locs().collect());
+        if let TurnLocations::Mapped { .. } = self {
+            *self = TurnLocations::Owned(self.locs().collect());
         }
         match self {
-            ConvBook::Owned(v) => v,
-            ConvBook::Mapped { .. } => unreachable!("made owned above"),
+            TurnLocations::Owned(v) => v,
+            TurnLocations::Mapped { .. } => unreachable!("made owned above"),
         }
     }
 
@@ -73,8 +73,8 @@ impl ConvBook {
 
     pub(super) fn heap_bytes(&self) -> usize {
         match self {
-            ConvBook::Mapped { segs, docs } => segs.heap_bytes() + docs.heap_bytes(),
-            ConvBook::Owned(v) => v.capacity() * 16,
+            TurnLocations::Mapped { segs, docs } => segs.heap_bytes() + docs.heap_bytes(),
+            TurnLocations::Owned(v) => v.capacity() * 16,
         }
     }
 
@@ -90,7 +90,7 @@ impl ConvBook {
         if segs.len() != docs.len() {
             return Err(corrupt("document locations"));
         }
-        Ok(ConvBook::Mapped { segs, docs })
+        Ok(TurnLocations::Mapped { segs, docs })
     }
 }
 
@@ -99,15 +99,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_restored_book_reads_and_changes_like_an_owned_one() {
-        let mut owned = ConvBook::default();
+    fn restored_locations_read_and_change_like_owned_ones() {
+        let mut owned = TurnLocations::default();
         for (t, loc) in [(0, (1, 5)), (2, (1, 6)), (1, (3, 0))] {
             owned.set(t, loc);
         }
         let mut e = Encoder::new(Vec::new());
         owned.write(&mut e).expect("write");
         let bytes = e.into_inner();
-        let mut book = ConvBook::read(&mut Decoder::new(&bytes[..])).expect("read");
+        let mut book = TurnLocations::read(&mut Decoder::new(&bytes[..])).expect("read");
         assert_eq!(book.locs().collect::<Vec<_>>(), [(1, 5), (3, 0), (1, 6)]);
         let mut killed = Vec::new();
         book.truncate(1, &mut killed);
@@ -118,6 +118,6 @@ mod tests {
             book.locs().collect::<Vec<_>>(),
             [(1, 5), (0, u32::MAX), (9, 9)]
         );
-        assert!(ConvBook::read(&mut Decoder::new(&bytes[..bytes.len() - 4])).is_err());
+        assert!(TurnLocations::read(&mut Decoder::new(&bytes[..bytes.len() - 4])).is_err());
     }
 }

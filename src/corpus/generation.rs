@@ -1,10 +1,9 @@
-//! Which generation a writer's state is (chain, sequence number, whether a base of the chain
-//! exists) and what changed since the last generation it published: files and document
-//! locations noted as they change, the catalog and view of that generation to compare with.
-use super::catalog::{Catalog, ConvId};
+//! Which generation a writer's state is on disk (chain, sequence number, whether a base of the
+//! chain exists, whether the index was built here) and the catalog and view of the last
+//! generation published, to find what changed since (the files and document locations that
+//! changed are noted by their owners, [`super::files`] and [`super::doc_index`]).
+use super::catalog::Catalog;
 use crate::index::IndexView;
-use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Segment entry kinds in a delta.
@@ -12,9 +11,9 @@ pub(super) const SEG_SAME: u8 = 0;
 pub(super) const SEG_DEAD: u8 = 1;
 pub(super) const SEG_NEW: u8 = 2;
 
-/// Which generation the writer's state is and what changed since the last one published.
-pub(super) struct Gens {
-    /// The lineage of states (random; see [`crate::cache::gens`]).
+/// Which generation the writer's state is, and the last one published.
+pub(super) struct Generation {
+    /// The lineage of states (random; see [`crate::cache::sharing`]).
     pub(super) chain: u64,
     /// The last generation published (in a delta, or a base of this chain).
     pub(super) seq: u64,
@@ -23,24 +22,18 @@ pub(super) struct Gens {
     /// The index was built here (not restored): it lives on this server's heap until
     /// [`crate::corpus::writer::Writer::adopt_base`] maps it from the base file written.
     pub(super) built: bool,
-    /// Files read, added or dropped since the last generation.
-    pub(super) files: BTreeSet<PathBuf>,
-    /// Conversations whose document locations changed since the last generation.
-    pub(super) books: BTreeSet<ConvId>,
     /// The catalog and view of the last generation.
     catalog: Catalog,
     view: IndexView,
 }
 
-impl Default for Gens {
+impl Default for Generation {
     fn default() -> Self {
-        Gens {
+        Generation {
             chain: new_chain(),
             seq: 0,
             based: false,
             built: false,
-            files: BTreeSet::new(),
-            books: BTreeSet::new(),
             catalog: Catalog::default(),
             view: IndexView::default(),
         }
@@ -61,7 +54,7 @@ fn new_chain() -> u64 {
     h.digest()
 }
 
-impl Gens {
+impl Generation {
     /// The state is generation `seq` of `chain`, as a base file holds it.
     pub(super) fn restored(&mut self, chain: u64, seq: u64, catalog: &Catalog, view: &IndexView) {
         self.chain = chain;
@@ -72,8 +65,6 @@ impl Gens {
 
     /// The state now is the published one: nothing changed since.
     pub(super) fn mark(&mut self, catalog: &Catalog, view: &IndexView) {
-        self.files.clear();
-        self.books.clear();
         self.catalog = catalog.clone();
         self.view = view.clone();
     }
@@ -83,11 +74,6 @@ impl Gens {
         self.chain = new_chain();
         self.seq = 0;
         self.based = false;
-    }
-
-    /// Whether the index was built here and is not yet mapped from a base file.
-    pub fn built_here(&self) -> bool {
-        self.built
     }
 
     /// The catalog of the last generation.
@@ -109,5 +95,52 @@ impl Gens {
             Some(o) if !Arc::ptr_eq(&o.dead, &sv.dead) => SEG_DEAD,
             Some(_) => SEG_SAME,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{NewDoc, SegmentBuilder, Tokenizer};
+
+    fn segment(id: u64) -> Arc<crate::index::Segment> {
+        let mut b = SegmentBuilder::new();
+        for turn in 0..2 {
+            b.add(&NewDoc {
+                conv: 0,
+                turn,
+                timestamp: None,
+                dup_key: None,
+                fields: ["text", "", ""],
+            });
+        }
+        Arc::new(b.finish(id))
+    }
+
+    #[test]
+    fn segments_are_compared_with_the_last_generation_marked() {
+        let mut view = IndexView::default();
+        view.add(segment(1));
+        view.add(segment(2));
+        let mut g = Generation::default();
+        g.restored(7, 3, &Catalog::default(), &view);
+        assert_eq!((g.chain, g.seq, g.based), (7, 3, true));
+        assert_eq!(g.seg_count(), 2);
+        view.kill(2, &[0], &mut Tokenizer::new());
+        view.add(segment(3));
+        let kinds: Vec<u8> = (0..3).map(|i| g.seg_kind(&view, i)).collect();
+        assert_eq!(kinds, [SEG_SAME, SEG_DEAD, SEG_NEW]);
+        g.mark(&Catalog::default(), &view);
+        assert!((0..3).all(|i| g.seg_kind(&view, i) == SEG_SAME));
+    }
+
+    #[test]
+    fn a_restart_is_a_new_lineage() {
+        let mut g = Generation::default();
+        g.restored(7, 3, &Catalog::default(), &IndexView::default());
+        g.restart();
+        assert_ne!(g.chain, 7);
+        assert_eq!((g.seq, g.based), (0, false));
+        assert_ne!(Generation::default().chain, Generation::default().chain);
     }
 }

@@ -2,10 +2,11 @@
 //! and the conversations it holds; every conversation's metadata, turn count and turn offsets),
 //! without where the documents live nor the segments, so a reader that needs only the catalog
 //! decodes nothing else. Its file entry and its conversation entry are also the deltas'
-//! (`delta`, `follow`), which name a conversation's file differently.
-use super::catalog::{ConvId, Conversation};
-use super::ingest::{FileState, Fingerprint, SavedState};
-use super::writer::{FileEntry, Writer};
+//! (`delta`), which name a conversation's file differently.
+use super::catalog::{Catalog, ConvId, Conversation};
+use super::files::{FileEntry, Files};
+use super::generation::Generation;
+use super::ingest::{CachedState, FileState, Fingerprint};
 use crate::store::record::{get_meta, get_role, put_meta, put_role};
 use crate::transcript::{SourceFile, adapter};
 use crate::util::blob::{Blob, Cursor};
@@ -18,7 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A file's entry as read back: its description, what was read of it, and its conversations
 /// (id as the parser reports it, internal id).
-pub(super) type SavedFile = (SourceFile, SavedState, Vec<(String, ConvId)>);
+pub(super) type CachedFile = (SourceFile, CachedState, Vec<(String, ConvId)>);
 
 /// The catalog as read back from a head section.
 pub(super) struct Head {
@@ -28,7 +29,7 @@ pub(super) struct Head {
     pub(super) next_conv: ConvId,
     pub(super) next_seg: u64,
     /// Who wrote it ([`crate::cache::Cache::sharing`]) and the generation it is: chain and
-    /// sequence number (see [`crate::cache::gens`]).
+    /// sequence number (see [`crate::cache::sharing`]).
     pub(super) sharing: u64,
     pub(super) chain: u64,
     pub(super) seq: u64,
@@ -80,7 +81,7 @@ fn get_source<R: Read>(d: &mut Decoder<R>) -> io::Result<SourceFile> {
 /// and its conversations (id as the parser reports it, internal id).
 pub(super) fn put_file_entry<W: Write>(e: &mut Encoder<W>, entry: &FileEntry) -> io::Result<()> {
     put_source(e, &entry.src)?;
-    put_saved(e, &entry.state.saved())?;
+    put_cached(e, &entry.state.cached())?;
     e.varint(entry.convs.len() as u64)?;
     for (id, conv) in &entry.convs {
         e.str(id)?;
@@ -94,9 +95,9 @@ pub(super) fn put_file_entry<W: Write>(e: &mut Encoder<W>, entry: &FileEntry) ->
 pub(super) fn get_file_entry<R: Read>(
     d: &mut Decoder<R>,
     next_conv: ConvId,
-) -> io::Result<SavedFile> {
+) -> io::Result<CachedFile> {
     let src = get_source(d)?;
-    let saved = get_saved(d)?;
+    let cached = get_cached(d)?;
     let mut convs = Vec::new();
     for _ in 0..d.length()? {
         let id = d.string()?;
@@ -106,40 +107,44 @@ pub(super) fn get_file_entry<R: Read>(
         }
         convs.push((id, conv));
     }
-    Ok((src, saved, convs))
+    Ok((src, cached, convs))
 }
 
-impl Writer {
-    /// The head section's bytes: the ids to hand out next, the files, the conversations.
-    pub(super) fn head_bytes(&self, sharing: u64) -> io::Result<Vec<u8>> {
-        let mut e = Encoder::new(Vec::new());
-        // first: read without decoding the rest by `Cache::peek_base_generation`
-        e.u64(sharing)?;
-        e.u64(self.gens.chain)?;
-        e.u64(self.gens.seq)?;
-        e.u32(self.next_conv)?;
-        e.u64(self.next_seg)?;
-        e.varint(self.files.len() as u64)?;
-        let file_index: HashMap<&Path, u64> = self
-            .files
-            .keys()
-            .enumerate()
-            .map(|(i, p)| (p.as_path(), i as u64))
-            .collect();
-        for entry in self.files.values() {
-            put_file_entry(&mut e, entry)?;
-        }
-        let convs: Vec<&Arc<Conversation>> = self.catalog.iter().collect();
-        e.varint(convs.len() as u64)?;
-        for c in convs {
-            e.u32(c.conv)?;
-            put_conv_fields(&mut e, c, Some(&file_index))?;
-        }
-        Ok(e.into_inner())
+/// The head section's bytes: who wrote it and the generation it is, the ids to hand out next,
+/// the files, the conversations.
+pub(super) fn head_bytes(
+    sharing: u64,
+    generation: &Generation,
+    files: &Files,
+    catalog: &Catalog,
+    next_seg: u64,
+) -> io::Result<Vec<u8>> {
+    let mut e = Encoder::new(Vec::new());
+    // first: read without decoding the rest by `Cache::peek_base_generation`
+    e.u64(sharing)?;
+    e.u64(generation.chain)?;
+    e.u64(generation.seq)?;
+    e.u32(catalog.next_id())?;
+    e.u64(next_seg)?;
+    e.varint(files.len() as u64)?;
+    let file_index: HashMap<&Path, u64> = files
+        .paths()
+        .enumerate()
+        .map(|(i, p)| (p, i as u64))
+        .collect();
+    for entry in files.entries() {
+        put_file_entry(&mut e, entry)?;
     }
+    let convs: Vec<&Arc<Conversation>> = catalog.iter().collect();
+    e.varint(convs.len() as u64)?;
+    for c in convs {
+        e.u32(c.conv)?;
+        put_conv_fields(&mut e, c, Some(&file_index))?;
+    }
+    Ok(e.into_inner())
 }
 
-fn put_saved<W: Write>(e: &mut Encoder<W>, s: &SavedState) -> io::Result<()> {
+fn put_cached<W: Write>(e: &mut Encoder<W>, s: &CachedState) -> io::Result<()> {
     e.u64(s.offset)?;
     e.u64(s.size)?;
     put_time(e, s.mtime)?;
@@ -167,7 +172,7 @@ fn put_saved<W: Write>(e: &mut Encoder<W>, s: &SavedState) -> io::Result<()> {
     Ok(())
 }
 
-fn get_saved<R: Read>(d: &mut Decoder<R>) -> io::Result<SavedState> {
+fn get_cached<R: Read>(d: &mut Decoder<R>) -> io::Result<CachedState> {
     let offset = d.u64()?;
     let size = d.u64()?;
     let mtime = get_time(d)?;
@@ -190,7 +195,7 @@ fn get_saved<R: Read>(d: &mut Decoder<R>) -> io::Result<SavedState> {
             None
         });
     }
-    Ok(SavedState {
+    Ok(CachedState {
         offset,
         size,
         mtime,
@@ -224,9 +229,9 @@ fn decode_head<R: Source>(d: &mut Decoder<R>) -> io::Result<Head> {
     let mut files = Vec::new();
     let mut sources: Vec<Arc<SourceFile>> = Vec::new();
     for _ in 0..d.length()? {
-        let (src, saved, convs) = get_file_entry(d, next_conv)?;
+        let (src, cached, convs) = get_file_entry(d, next_conv)?;
         sources.push(Arc::new(src.clone()));
-        files.push((FileState::restored(src, saved), convs));
+        files.push((FileState::restored(src, cached), convs));
     }
     let mut convs = Vec::new();
     for _ in 0..d.length()? {

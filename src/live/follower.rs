@@ -4,7 +4,7 @@
 use super::status::{LiveStatus, Role};
 use super::watch::Wake;
 use crate::cache::Cache;
-use crate::cache::gens::BaseStamp;
+use crate::cache::sharing::BaseStamp;
 use crate::corpus::writer::Writer;
 use std::fs::File;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
@@ -39,45 +39,10 @@ pub fn follow(
     } else {
         FOLLOW_POLL
     };
+    let mut base = BaseWatch::default();
     let mut next_lock = Instant::now();
-    let mut seen: Option<BaseStamp> = None;
-    let mut loaded = false;
     loop {
-        // a base of another lineage (a new writer's, or the first one) replaces the state
-        let stamp = cache.base_stamp();
-        if stamp.is_some() && stamp != seen {
-            seen = stamp;
-            let mine = writer.generation_on_disk().0;
-            let reload = match cache.peek_base_generation() {
-                Some((sharing, chain, seq)) if sharing == cache.sharing => {
-                    let (_, at) = writer.generation_on_disk();
-                    // a new lineage, or ours moved on past deltas already removed
-                    !writer.has_base()
-                        || chain != mine
-                        || (seq > at && !cache.has_delta(chain, at + 1))
-                }
-                // written by a server with another store: better than nothing, until ours
-                Some(_) => !loaded,
-                None => false,
-            };
-            if reload {
-                match writer.follow_base(cache) {
-                    Ok(true) => {
-                        loaded = true;
-                        tracing::info!(
-                            turns = writer.live_docs(),
-                            "following the index writer from `{}`",
-                            cache.path().display()
-                        );
-                    }
-                    Ok(false) => {}
-                    Err(e) => tracing::warn!(
-                        "cannot follow the index `{}` ({e}); waiting for the writer's next one",
-                        cache.path().display()
-                    ),
-                }
-            }
-        }
+        base.reload_if_replaced(writer, cache);
         if writer.has_base() {
             writer.follow_deltas(cache);
         }
@@ -100,20 +65,75 @@ pub fn follow(
             Err(e) => tracing::warn!("cannot take the index writer lock: {e}"),
         }
         let wait = poll.min(next_lock.saturating_duration_since(Instant::now()));
-        match rx.recv_timeout(wait) {
-            Ok(Wake::Stop(done)) => return Followed::Stop(done),
-            Ok(Wake::Fs(_)) => {
-                // a burst of events (temporary file, rename) is one wake-up
-                for w in rx.try_iter() {
-                    if let Wake::Stop(done) = w {
-                        return Followed::Stop(done);
-                    }
-                }
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => std::thread::sleep(FOLLOW_POLL),
+        if let Some(done) = wait_for_news(rx, wait) {
+            return Followed::Stop(done);
         }
     }
+}
+
+/// The base file as the follower last saw it.
+#[derive(Default)]
+struct BaseWatch {
+    seen: Option<BaseStamp>,
+    /// A base was loaded (of any lineage).
+    loaded: bool,
+}
+
+impl BaseWatch {
+    /// A base of another lineage (a new writer's, or the first one) replaces the state.
+    fn reload_if_replaced(&mut self, writer: &mut Writer, cache: &Cache) {
+        let stamp = cache.base_stamp();
+        if stamp.is_none() || stamp == self.seen {
+            return;
+        }
+        self.seen = stamp;
+        let (mine, at) = writer.generation_on_disk();
+        let reload = match cache.peek_base_generation() {
+            Some((sharing, chain, seq)) if sharing == cache.sharing => {
+                // a new lineage, or ours moved on past deltas already removed
+                !writer.has_base() || chain != mine || (seq > at && !cache.has_delta(chain, at + 1))
+            }
+            // written by a server with another store: better than nothing, until ours
+            Some(_) => !self.loaded,
+            None => false,
+        };
+        if !reload {
+            return;
+        }
+        match writer.follow_base(cache) {
+            Ok(true) => {
+                self.loaded = true;
+                tracing::info!(
+                    turns = writer.live_docs(),
+                    "following the index writer from `{}`",
+                    cache.path().display()
+                );
+            }
+            Ok(false) => {}
+            Err(e) => tracing::warn!(
+                "cannot follow the index `{}` ({e}); waiting for the writer's next one",
+                cache.path().display()
+            ),
+        }
+    }
+}
+
+/// Waits up to `wait` for a wake-up; a burst of events (temporary file, rename) is one.
+/// Returns the stop's answer channel when asked to stop.
+fn wait_for_news(rx: &Receiver<Wake>, wait: Duration) -> Option<Sender<()>> {
+    match rx.recv_timeout(wait) {
+        Ok(Wake::Stop(done)) => return Some(done),
+        Ok(Wake::Fs(_)) => {
+            for w in rx.try_iter() {
+                if let Wake::Stop(done) = w {
+                    return Some(done);
+                }
+            }
+        }
+        Err(RecvTimeoutError::Timeout) => {}
+        Err(RecvTimeoutError::Disconnected) => std::thread::sleep(FOLLOW_POLL),
+    }
+    None
 }
 
 /// Watches the generations directory so that a new delta wakes the follower at once (`None`
