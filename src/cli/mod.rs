@@ -443,7 +443,7 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let cfg = global.live_config();
     let cache = cache_for(global, &roots);
     let (stopper, tx, rx) = live::channel_pair();
-    let status = Arc::new(live::LiveStatus::default());
+    let status = Arc::new(live::LiveStatus::configured(&cfg));
     let writer_status = Arc::clone(&status);
     let archive = archive::config(global);
     std::thread::Builder::new()

@@ -33,6 +33,7 @@ pub fn follow(
     (tx, rx): (&Sender<Wake>, &Receiver<Wake>),
 ) -> Followed {
     status.set_role(Role::Follower);
+    status.begin();
     let watcher = watch_gens(cache, tx.clone());
     let poll = if watcher.is_some() {
         FOLLOW_POLL_WATCHED

@@ -85,6 +85,7 @@ impl Indexer {
             // said once watching (or polling) is set up
             status.set_role(Role::Writer);
         }
+        status.begin();
         // a follower that takes over continues from the generation it followed
         let dirty = if writer.has_base() {
             writer.lead()

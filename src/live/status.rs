@@ -1,6 +1,6 @@
 //! What the live index is doing (watching, polling, pending changes), for `index_status`.
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// How changes to the transcript directories are noticed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,9 +52,49 @@ pub struct LiveStatus {
     pub max_staleness_ms: AtomicU64,
     /// Directories that cannot be watched and are polled instead, each with the reason.
     polled: Mutex<Vec<(std::path::PathBuf, String)>>,
+    /// The mode the indexer will set up (reported until it has: `poll` when forced).
+    planned: Mutex<WatchMode>,
+    /// Set when the first build (or the following of another server) begins.
+    begun: AtomicBool,
 }
 
 impl LiveStatus {
+    /// The status of a live index configured with `cfg`, before its indexer has started:
+    /// the configured periods and the watch mode it will try are known from the first moment.
+    pub fn configured(cfg: &super::LiveConfig) -> Self {
+        let s = Self::default();
+        s.debounce_ms
+            .store(cfg.debounce.as_millis() as u64, Ordering::Relaxed);
+        s.max_staleness_ms
+            .store(cfg.max_staleness.as_millis() as u64, Ordering::Relaxed);
+        *s.planned.lock().unwrap_or_else(|p| p.into_inner()) = if cfg.force_poll {
+            WatchMode::Poll
+        } else {
+            WatchMode::Watch
+        };
+        s
+    }
+
+    /// The mode in use, or the one planned while the indexer has set up none (a follower
+    /// plans none: it reads no transcript).
+    pub fn shown_mode(&self) -> WatchMode {
+        match self.mode() {
+            WatchMode::Off if self.role().0 != Role::Follower => {
+                *self.planned.lock().unwrap_or_else(|p| p.into_inner())
+            }
+            mode => mode,
+        }
+    }
+
+    /// Notes that the first build (or following) has begun.
+    pub fn begin(&self) {
+        self.begun.store(true, Ordering::Relaxed);
+    }
+
+    pub fn begun(&self) -> bool {
+        self.begun.load(Ordering::Relaxed)
+    }
+
     /// Sets the mode; `error` (why watching is unavailable) is kept until replaced.
     pub fn set_mode(&self, mode: WatchMode, error: Option<String>) {
         let mut g = self.mode.lock().unwrap_or_else(|p| p.into_inner());
@@ -138,5 +178,22 @@ mod tests {
         s.set_mode(WatchMode::Watch, None);
         assert!(s.watching());
         assert_eq!(s.error().as_deref(), Some("no inotify"));
+    }
+
+    #[test]
+    fn the_planned_mode_shows_until_one_is_set_up() {
+        let cfg = crate::live::LiveConfig {
+            force_poll: true,
+            ..Default::default()
+        };
+        let s = LiveStatus::configured(&cfg);
+        assert_eq!(s.shown_mode(), WatchMode::Poll);
+        assert_eq!(s.debounce_ms.load(Ordering::Relaxed), 2000);
+        let s = LiveStatus::configured(&crate::live::LiveConfig::default());
+        assert_eq!(s.shown_mode(), WatchMode::Watch);
+        assert!(!s.watching());
+        s.set_mode(WatchMode::Poll, Some("no inotify".into()));
+        assert_eq!(s.shown_mode(), WatchMode::Poll);
+        assert_eq!(LiveStatus::default().shown_mode(), WatchMode::Off);
     }
 }

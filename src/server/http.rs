@@ -1,8 +1,9 @@
 //! `serve --http`: MCP over Streamable HTTP at `/mcp`, many clients at once sharing one index.
 //! Owns the listener, the accept loop, rmcp's session service, limits on slow and idle clients,
 //! and graceful shutdown on SIGTERM/SIGINT. The per-request checks (Origin, bearer token, body
-//! size and time) are in [`guard`].
+//! size and time) are in [`guard`]; which clients get SSE priming events is in [`priming`].
 mod guard;
+mod priming;
 
 pub use guard::Token;
 
@@ -312,6 +313,11 @@ async fn handle(
     } else {
         bytes::Bytes::new()
     };
+    let primed = priming::client_accepts(&parts, &body);
     let req = hyper::Request::from_parts(parts, http_body_util::Full::new(body));
-    guard::Tracked::response(ctx.service.handle(req).await, ticket)
+    let mut response = ctx.service.handle(req).await;
+    if !primed {
+        response = priming::without_priming(response);
+    }
+    guard::Tracked::response(response, ticket)
 }

@@ -142,16 +142,16 @@ impl ServerHandler for ConversationServer {
         ))
     }
 
-    // Neither prompts nor resources are declared, so their lists are unknown methods (rmcp's
-    // defaults would answer empty lists, which reads as support without the capability).
+    // Only tools are declared (the capabilities say what is served). Hosts probe the other
+    // lists anyway (Qwen Code on every connect): they get empty lists, logged at debug level,
+    // not a method-not-found error that rmcp would log as a warning on every connect.
     async fn list_prompts(
         &self,
         _: Option<rmcp::model::PaginatedRequestParams>,
         _: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, rmcp::ErrorData> {
-        Err(rmcp::ErrorData::method_not_found::<
-            rmcp::model::ListPromptsRequestMethod,
-        >())
+        tracing::debug!("prompts/list: no prompts are served");
+        Ok(rmcp::model::ListPromptsResult::default())
     }
 
     async fn list_resources(
@@ -159,9 +159,8 @@ impl ServerHandler for ConversationServer {
         _: Option<rmcp::model::PaginatedRequestParams>,
         _: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, rmcp::ErrorData> {
-        Err(rmcp::ErrorData::method_not_found::<
-            rmcp::model::ListResourcesRequestMethod,
-        >())
+        tracing::debug!("resources/list: no resources are served");
+        Ok(rmcp::model::ListResourcesResult::default())
     }
 
     async fn list_resource_templates(
@@ -169,9 +168,8 @@ impl ServerHandler for ConversationServer {
         _: Option<rmcp::model::PaginatedRequestParams>,
         _: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, rmcp::ErrorData> {
-        Err(rmcp::ErrorData::method_not_found::<
-            rmcp::model::ListResourceTemplatesRequestMethod,
-        >())
+        tracing::debug!("resources/templates/list: no resources are served");
+        Ok(rmcp::model::ListResourceTemplatesResult::default())
     }
 }
 

@@ -129,6 +129,10 @@ pub struct StatusOut {
     pub indexed_at: Option<String>,
     /// True once every file found at start-up has been indexed.
     pub complete: bool,
+    /// `starting` (setting up the store, the shared index and watching; nothing read yet),
+    /// `building` (the first build, or following another server's index, is under way) or
+    /// `ready` (complete).
+    pub state: String,
     /// Present while the first index build runs: files and bytes done of total.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub build: Option<BuildOut>,
@@ -142,7 +146,8 @@ pub struct StatusOut {
     pub sharing: Option<SharingOut>,
     /// True while file-system notifications are followed.
     pub watching: bool,
-    /// `watch` (notifications), `poll` (periodic rescans) or empty (one-shot command).
+    /// `watch` (notifications), `poll` (periodic rescans) or empty (one-shot command, or a
+    /// follower); before watching is set up, the mode that will be tried.
     pub watch_mode: String,
     /// Why watching is unavailable, if it is.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -235,6 +240,7 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
         generation: snap.generation,
         indexed_at: iso(snap.indexed_at),
         complete: snap.complete,
+        state: state(snap, live).to_owned(),
         build: progress::building(snap),
         projects_dir: default_root.map(|r| r.dir.display().to_string()),
         pattern: default_root.map(|r| r.pattern.as_str().to_owned()),
@@ -247,7 +253,7 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
             generation: live.role().1.1,
         }),
         watching: live.watching(),
-        watch_mode: live.mode().as_str().to_owned(),
+        watch_mode: live.shown_mode().as_str().to_owned(),
         watch_error: live.error(),
         polled_dirs: live
             .polled()
@@ -297,6 +303,17 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
     }
 }
 
+/// See [`StatusOut::state`].
+fn state(snap: &Snapshot, live: &LiveStatus) -> &'static str {
+    if snap.complete {
+        "ready"
+    } else if live.begun() || snap.progress.get().files_total > 0 {
+        "building"
+    } else {
+        "starting"
+    }
+}
+
 pub const DEF: ToolDef = ToolDef {
     name: "index_status",
     title: "Index status",
@@ -316,4 +333,32 @@ fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError>
             p,
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::live::{LiveConfig, Role};
+
+    #[test]
+    fn before_the_indexer_starts_the_configured_values_show() {
+        let cfg = LiveConfig {
+            debounce: std::time::Duration::from_millis(2000),
+            ..LiveConfig::default()
+        };
+        let live = LiveStatus::configured(&cfg);
+        let out = status(&Snapshot::default(), &live, CacheReport::default());
+        assert_eq!(out.state, "starting");
+        assert_eq!(out.debounce_ms, 2000);
+        assert_eq!(out.watch_mode, "watch");
+        assert!(!out.watching);
+        live.begin();
+        assert_eq!(
+            status(&Snapshot::default(), &live, CacheReport::default()).state,
+            "building"
+        );
+        live.set_role(Role::Follower);
+        let out = status(&Snapshot::default(), &live, CacheReport::default());
+        assert_eq!(out.watch_mode, "");
+    }
 }

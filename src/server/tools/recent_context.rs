@@ -70,6 +70,12 @@ pub fn render(
     limit: usize,
     fits: impl Fn(&str) -> bool,
 ) -> (String, bool, usize) {
+    if digests.is_empty() {
+        // nothing to leave out: the whole answer is that there is nothing
+        let out = markdown(heading, digests, 0);
+        let cut = !fits(&out);
+        return (if cut { cut_chars(&out, limit) } else { out }, cut, 0);
+    }
     for shown in (1..=digests.len()).rev() {
         for (i, &text) in TEXT_STEPS.iter().enumerate() {
             let out = markdown(heading, &digests[..shown], text);
@@ -194,7 +200,15 @@ pub fn run(snap: &Snapshot, p: RecentContextParams) -> Result<RecentContextRespo
     let (scope, n, max_chars) = validate(&p)?;
     let digests = snap.recent_sessions(scope, n);
     let build = progress::building(snap);
-    let note = build.as_ref().map(|b| progress::note(b, max_chars < 1500));
+    let note = build
+        .as_ref()
+        .map(|b| progress::note(b, max_chars < 1500))
+        .or_else(|| {
+            (digests.is_empty() && scope == Scope::Project).then(|| {
+                "No session of this project is indexed; scope=\"all\" covers every project's."
+                    .to_owned()
+            })
+        });
     let mut resp = RecentContextResponse {
         context: String::new(),
         session_ids: digests.iter().map(|d| d.conv.id.clone()).collect(),

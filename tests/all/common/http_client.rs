@@ -137,7 +137,16 @@ impl HttpServer {
 
     /// `initialize` then `notifications/initialized`; returns the session id.
     pub fn initialize(&self, extra: &[(&str, &str)]) -> String {
-        let r = post_json(self.addr, None, extra, &initialize_body(1));
+        self.initialize_at(PROTOCOL, extra)
+    }
+
+    /// [`Self::initialize`] asking for protocol `version`; the later requests of a client at
+    /// that version pass `("MCP-Protocol-Version", version)` in `extra` (none before
+    /// 2025-06-18).
+    pub fn initialize_at(&self, version: &str, extra: &[(&str, &str)]) -> String {
+        let mut body = initialize_body(1);
+        body["params"]["protocolVersion"] = json!(version);
+        let r = post_json(self.addr, None, extra, &body);
         assert_eq!(r.status, 200, "initialize: {r:?}");
         let session = r
             .header("mcp-session-id")
@@ -201,6 +210,16 @@ impl Response {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The `data:` fields of an event stream body, in order (one per line; the events here
+    /// carry one line each).
+    pub fn data_fields(&self) -> Vec<&str> {
+        self.body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| d.strip_prefix(' ').unwrap_or(d))
+            .collect()
+    }
+
     /// The JSON-RPC message answering `id`, from a JSON body or an event stream's `data:` lines.
     pub fn message(&self, id: u64) -> Value {
         std::iter::once(self.body.as_str())
@@ -224,11 +243,17 @@ pub fn post_head(
          Connection: close\r\n"
     );
     if let Some(s) = session {
-        head.push_str(&format!(
-            "Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: {PROTOCOL}\r\n"
-        ));
+        head.push_str(&format!("Mcp-Session-Id: {s}\r\n"));
+        // a client names its own protocol version (or, before 2025-06-18, none)
+        if !extra
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("MCP-Protocol-Version"))
+        {
+            head.push_str(&format!("MCP-Protocol-Version: {PROTOCOL}\r\n"));
+        }
     }
-    for (k, v) in extra {
+    // an empty value sends no such header (a client at 2025-03-26 names no version)
+    for (k, v) in extra.iter().filter(|(_, v)| !v.is_empty()) {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
