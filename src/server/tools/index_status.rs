@@ -169,7 +169,8 @@ pub struct StatusOut {
     pub files_removed: u64,
     /// Index segments currently searched.
     pub segments: usize,
-    /// Per source directory.
+    /// Per source directory (left out, from the last, when max_chars is too small for all).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<SourceOut>,
     /// What the persistent index did in this process.
     pub cache: CacheOut,
@@ -219,6 +220,10 @@ pub fn run(
     }
     if json_len(&out) > max_chars {
         out.sharing = None;
+    }
+    if json_len(&out) > max_chars {
+        // `complete: false` and `state` still say that the build runs
+        out.build = None;
     }
     Ok(out)
 }
