@@ -44,6 +44,9 @@
       commonArgs = {
         inherit pname version src;
         cargoLock.lockFile = ./Cargo.lock;
+        # Cargo.toml's distribution profile (fat LTO, one codegen unit), as scripts/build-static
+        # builds; `release` is the quick profile for a fresh clone. The tests build with it too.
+        buildType = "dist";
         # The black-box tests spawn the binary and write temp files.
         preCheck = ''
           export HOME=$(mktemp -d)

@@ -45,6 +45,7 @@ let
       inherit (a) pname version;
       out = p.outPath;
       doCheck = a.doCheck or true;
+      buildType = a.buildType or "release";
       mainProgram = a.meta.mainProgram or null;
       description = a.meta.description or null;
       license = a.meta.license.spdxId or null;

@@ -16,6 +16,7 @@ mod columns;
 mod expand;
 pub mod facts;
 mod fold;
+pub mod function_words;
 pub mod intern;
 mod lookahead;
 pub mod maxscore;

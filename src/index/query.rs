@@ -183,6 +183,8 @@ fn pieces(query: &str) -> Vec<Piece> {
 /// Parses a query into an evaluation plan.
 pub fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
     let mut plan = Plan::default();
+    // groups that are plain keywords (not phrases)
+    let mut keyword_groups = 0u64;
     let add = |plan: &mut Plan, term: &str, group: u16, whole: bool| {
         if let Some(existing) = plan
             .terms
@@ -203,8 +205,7 @@ pub fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
         match piece {
             Piece::Word(w) => {
                 // one clause per keyword as typed: its whole form and parts score together
-                let mut terms = Vec::new();
-                tok.for_each_term(&w, |t| terms.push(t.to_owned()));
+                let terms = keyword_terms(&w, tok);
                 if terms.is_empty() {
                     continue;
                 }
@@ -212,10 +213,9 @@ pub fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
                     Some(g) => g as u16,
                     None => plan.new_group(&w),
                 };
-                // the first term of a multi-term keyword is its whole form (see tokenizer)
-                let compound = terms.len() > 1 && tok.config().whole;
-                for (i, t) in terms.into_iter().enumerate() {
-                    add(&mut plan, &t, group, compound && i == 0);
+                keyword_groups |= 1u64 << group.min(63);
+                for (t, whole) in terms {
+                    add(&mut plan, &t, group, whole);
                 }
             }
             Piece::Phrase(p) => {
@@ -264,7 +264,56 @@ pub fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
             }
         }
     }
+    weigh_function_words(&mut plan, keyword_groups);
     plan
+}
+
+/// The terms of keyword `w` as typed, each with whether it is a whole form: a compound's
+/// whole form (`notify_debouncer`, `src/index/mod.rs`, `__init__`), which holds the keyword's
+/// other terms, not merely the first of several words (`Nate's` is `nate` and `s`, `foo(bar)`
+/// is `foo` and `bar`: no whole form). The `s` of a possessive (`Nate's`, `it’s`) is left out:
+/// it is not a word of the question.
+fn keyword_terms(w: &str, tok: &mut Tokenizer) -> Vec<(String, bool)> {
+    let mut spans: Vec<(String, usize, usize)> = Vec::new();
+    tok.for_each_term_at(w, |t, a, b| spans.push((t.to_owned(), a, b)));
+    let possessive = |a: usize| {
+        let before = &w[..a];
+        before.ends_with('\'') || before.ends_with('\u{2019}')
+    };
+    let whole_forms = tok.config().whole;
+    spans
+        .iter()
+        .enumerate()
+        .filter(|(_, (t, a, _))| !(t == "s" && possessive(*a)))
+        .map(|(i, (t, a, b))| {
+            let holds_others = spans
+                .iter()
+                .enumerate()
+                .any(|(j, (_, c, d))| j != i && a <= c && d <= b && (c, d) != (a, b));
+            (t.clone(), whole_forms && holds_others)
+        })
+        .collect()
+}
+
+/// Weighs the function words of plain keywords ([`super::function_words`]) next to nothing
+/// when the query has other words to rank by; a query of only such words keeps their weight.
+fn weigh_function_words(plan: &mut Plan, keyword_groups: u64) {
+    use super::function_words::is_function_word;
+    let in_keyword = |t: &PlanTerm| keyword_groups & (1u64 << t.group.min(63)) != 0;
+    let content = plan
+        .terms
+        .iter()
+        .any(|t| !(in_keyword(t) && is_function_word(&t.text)))
+        || !plan.prefixes.is_empty();
+    if !content {
+        return;
+    }
+    let weight = super::scoring::QueryWeights::get().function_word;
+    for t in plan.terms.iter_mut() {
+        if keyword_groups & (1u64 << t.group.min(63)) != 0 && is_function_word(&t.text) {
+            t.weight *= weight;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -302,5 +351,50 @@ mod tests {
         assert_eq!(p.terms.len(), 1);
         assert_eq!(p.terms[0].weight, 2.0);
         assert_eq!(p.excluded_phrases, [" bad thing "]);
+    }
+
+    #[test]
+    fn only_a_compound_whole_form_is_weighed_as_one() {
+        let whole = |q: &str| -> Vec<(String, bool)> {
+            plan(q)
+                .terms
+                .iter()
+                .map(|t| (t.text.clone(), t.whole))
+                .collect()
+        };
+        let own = |v: &[(&str, bool)]| -> Vec<(String, bool)> {
+            v.iter().map(|(t, w)| (t.to_string(), *w)).collect()
+        };
+        assert_eq!(whole("Nate's"), own(&[("nate", false)]));
+        assert_eq!(whole("it\u{2019}s"), own(&[("it", false)]));
+        assert_eq!(whole("don't"), own(&[("don", false), ("t", false)]));
+        assert_eq!(whole("foo(bar)"), own(&[("foo", false), ("bar", false)]));
+        assert_eq!(
+            whole("Vec<String>"),
+            own(&[("vec", false), ("string", false)])
+        );
+        assert_eq!(
+            whole("notify_debouncer"),
+            own(&[
+                ("notify_debouncer", true),
+                ("notify", false),
+                ("debouncer", false)
+            ])
+        );
+        assert_eq!(
+            whole("__init__"),
+            own(&[("__init__", true), ("init", false)])
+        );
+    }
+
+    #[test]
+    fn function_words_weigh_little_unless_they_are_the_whole_query() {
+        let weights = |q: &str| -> Vec<f32> { plan(q).terms.iter().map(|t| t.weight).collect() };
+        let fw = crate::index::scoring::QueryWeights::get().function_word;
+        assert_eq!(weights("what did melanie paint"), [fw, fw, 1.0, 1.0]);
+        assert_eq!(weights("what did they say"), [fw, fw, fw, 1.0]);
+        assert_eq!(weights("what did they"), [1.0, 1.0, 1.0]);
+        // a phrase's words are the phrase, not function words
+        assert_eq!(weights("\"of the\" rings"), [1.0, 1.0, 1.0]);
     }
 }

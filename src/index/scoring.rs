@@ -80,3 +80,46 @@ pub fn quantize(score: f32) -> i64 {
     // scores are positive: adding a half and truncating rounds half up, without a libm call
     (f64::from(score.max(0.0)) * 10_000.0 + 0.5) as i64
 }
+
+/// Query-side weights of the ranking rules, measured on the dev sets (`scripts/bench-quality`).
+/// `CONVERSATION_SEARCH_RANK` (`name=value` pairs, comma-separated, read once) overrides them
+/// for that benchmark; it is not a user setting.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueryWeights {
+    /// Multiplier of a function word's weight in a query with other words (`fw`).
+    pub function_word: f32,
+    /// Weight of another form of a keyword's stem, relative to the exact form (`stem`).
+    pub stem: f32,
+}
+
+impl QueryWeights {
+    pub const DEFAULT: QueryWeights = QueryWeights {
+        function_word: 0.2,
+        stem: 0.5,
+    };
+
+    /// The weights in effect.
+    pub fn get() -> QueryWeights {
+        static W: std::sync::OnceLock<QueryWeights> = std::sync::OnceLock::new();
+        *W.get_or_init(|| {
+            let mut w = Self::DEFAULT;
+            let Ok(v) = std::env::var("CONVERSATION_SEARCH_RANK") else {
+                return w;
+            };
+            for pair in v.split(',') {
+                let Some((k, x)) = pair.split_once('=') else {
+                    continue;
+                };
+                let Ok(x) = x.trim().parse::<f32>() else {
+                    continue;
+                };
+                match k.trim() {
+                    "fw" => w.function_word = x,
+                    "stem" => w.stem = x,
+                    _ => {}
+                }
+            }
+            w
+        })
+    }
+}

@@ -6,9 +6,9 @@
 //! driven by epoll through [`AsyncFd`] instead; the original mode is restored on drop. Anything
 //! else (a terminal, a file) falls back to tokio's handles.
 //!
-//! The crate's only unsafe code: borrowing the process's standard descriptors as `File` /
-//! `UnixStream` without taking ownership, and registering them with epoll. Each block says why
-//! it is sound.
+//! Unsafe code here (one of the five modules that allow it; `Cargo.toml` lists them): borrowing
+//! the process's standard descriptors as `File` / `UnixStream` without taking ownership, and
+//! registering them with epoll. Each block says why it is sound.
 #![allow(unsafe_code)]
 use std::fs::File;
 use std::io::{self, Read, Write};

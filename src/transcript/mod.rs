@@ -5,6 +5,71 @@
 //! ([`ToolCall`]). Nothing here knows about the index or MCP. Adapters are registered in
 //! [`ADAPTERS`]: adding a format is one new file plus one line there. Readers are opened through
 //! [`redacted::open`], which redacts secrets from everything they yield.
+//!
+//! # What each format yields
+//!
+//! Per format: Kimi CLI is read from its `wire.jsonl` event log (the model-side `context.jsonl`
+//! only for sessions without one); the work directory comes from `kimi.json`, the title from
+//! `state.json`. Kimi Code's prompts are user-origin `turn.prompt`/`turn.steer` ops (injected
+//! reminders are not prompts). Cursor records no timestamps: the chat store
+//! (`~/.cursor/chats/*/<id>/store.db`) gives the title and creation time, the file's
+//! modification time the last activity, and the working directory is recovered from paths the
+//! agent used. Copilot and Kimi CLI record sub-agents inline; they are listed as sub-agents of
+//! their session. Antigravity's working directory comes from `history.jsonl`. Prompts typed
+//! while an agent works (Claude Code's queued commands, Kimi's steering) join the running turn
+//! after a `[later prompt]` marker.
+//!
+//! Results carry `source`; `index_status` reports each source's health (whether its directory
+//! exists, files, sessions, sub-agents, turns, skipped lines, and a warning when the directory
+//! is missing or its files yield no turns). Sub-agent transcripts are searchable and name their
+//! parent; forked / resumed sessions are listed as sessions and name what they were forked from.
+//! The SQLite databases (OpenCode, Goose, Crush) are read with a small read-only SQLite reader of
+//! our own (no C library, no writes, no lock files).
+//!
+//! Per format, what a prompt is and what is never indexed:
+//!
+//! - **Codex** — a fork (`codex fork`, `/fork`, a sub-agent spawned with its parent's context)
+//!   starts by replaying its origin's rollout; the fork's own turns start after that replay,
+//!   found by matching its prompts against the origin rollout (nothing in the file marks the
+//!   end of the copy). A turn is therefore found once, in the session that had it first. When
+//!   the origin rollout is gone, the replayed turns stay in the fork. Archiving moves a rollout
+//!   to `archived_sessions/` under the same name: the session keeps its id. Reasoning (summaries,
+//!   raw content, `encrypted_content`) is never indexed.
+//! - **Qwen Code** — prompts are `user` records without a `subtype` (or typed mid-turn) whose
+//!   `provenance` is not the system's, with `systemPayload.displayText` preferred; tool results,
+//!   thoughts, telemetry, `@`/slash/cron/notification records are not prompts. A `/rewind`
+//!   abandons a branch: only the chain leading to the last record counts.
+//! - **Factory Droid** — a user message's first text block is what was typed (`@file` contents
+//!   follow as further blocks; `<system-reminder>` elements are stripped); user messages of tool
+//!   results are tool output. No git branch is recorded.
+//! - **Amp** — one JSON document per thread, re-read when rewritten; user messages that only
+//!   carry tool results are not prompts; cwd and branch come from the thread's first tree.
+//! - **Aider** — aider writes `.aider.chat.history.md` into each repository (there is no central
+//!   location, so `--source aider` without a path is a usage error). Each `# aider chat started
+//!   at` is a conversation; `####` lines are prompts (in-chat commands are not, except `/ask`,
+//!   `/code`, `/architect`, `/context`); `>` lines are aider's output (never indexed; `Applied
+//!   edit to F`, `Creating empty file F`, `Added F to the chat`, `Running CMD` become tool calls).
+//!   There are no per-message times: turns take the session's start time, read as UTC. A history
+//!   under another name (`--chat-history-file`) is not found.
+//! - **Continue CLI** — `user` messages (not their context items) are prompts; tool outputs
+//!   (`toolCallStates`) are never indexed; the files record no times.
+//! - **Goose** — the `sessions.db` of Goose 1.20+; tool responses, thinking and messages marked
+//!   `userVisible: false` are never indexed; `developer__text_editor` calls read, write or edit by
+//!   their `command`. The older per-session `.jsonl` files are not read.
+//! - **Crush** — `.crush/crush.db` in each project (no central location: `--source crush` without
+//!   a path is a usage error); reasoning and tool results are never indexed; summary messages
+//!   are the session's summary, not a turn; times in seconds or milliseconds.
+//!
+//! Not supported yet, and why:
+//!
+//! - **Cline and Roo Code** keep each task as `api_conversation_history.json` in VS Code's
+//!   per-extension global storage (a location that depends on the platform, the editor build and
+//!   the extension id) or under `~/.cline/data` for the CLI. What a human prompt is there depends
+//!   on wrappers (`<task>`, `<environment_details>`, `<feedback>`, `[tool] Result:`, XML tool
+//!   tags inside assistant text in older versions) that the collected samples do not show: the
+//!   only public samples are hand-written minimal files known not to be faithful, and the one real
+//!   capture found was withdrawn by its owner. Reading them now would index injected environment
+//!   text as prompts.
 pub mod aider;
 pub mod amp;
 pub mod antigravity;

@@ -70,6 +70,7 @@ mod scope;
 mod search;
 mod search_filters;
 mod search_order;
+mod search_questions;
 mod search_ranking;
 mod search_snippets;
 mod search_syntax;
