@@ -310,7 +310,7 @@ fn weigh_function_words(plan: &mut Plan, keyword_groups: u64) {
     }
     let weight = super::scoring::QueryWeights::get().function_word;
     for t in plan.terms.iter_mut() {
-        if keyword_groups & (1u64 << t.group.min(63)) != 0 && is_function_word(&t.text) {
+        if in_keyword(t) && is_function_word(&t.text) {
             t.weight *= weight;
         }
     }

@@ -88,15 +88,10 @@ pub fn quantize(score: f32) -> i64 {
 pub struct QueryWeights {
     /// Multiplier of a function word's weight in a query with other words (`fw`).
     pub function_word: f32,
-    /// Weight of another form of a keyword's stem, relative to the exact form (`stem`).
-    pub stem: f32,
 }
 
 impl QueryWeights {
-    pub const DEFAULT: QueryWeights = QueryWeights {
-        function_word: 0.2,
-        stem: 0.5,
-    };
+    pub const DEFAULT: QueryWeights = QueryWeights { function_word: 0.2 };
 
     /// The weights in effect.
     pub fn get() -> QueryWeights {
@@ -113,10 +108,8 @@ impl QueryWeights {
                 let Ok(x) = x.trim().parse::<f32>() else {
                     continue;
                 };
-                match k.trim() {
-                    "fw" => w.function_word = x,
-                    "stem" => w.stem = x,
-                    _ => {}
+                if k.trim() == "fw" {
+                    w.function_word = x;
                 }
             }
             w
