@@ -26,7 +26,7 @@ pub mod sharing;
 /// File magic and layout version; bump the version whenever the layout or anything that
 /// changes indexed content (tokenizer, turn rules) changes.
 pub const MAGIC: &[u8; 8] = b"CSINDEX\0";
-pub const VERSION: u32 = 13;
+pub const VERSION: u32 = 14;
 /// Header bytes (magic, version, key, padding) and trailer bytes (payload checksum, payload
 /// length).
 const HEADER: u64 = 24;

@@ -1,7 +1,9 @@
 //! A segment under construction: turns made into index documents (the user's words, the
-//! assistant's, and the tools field), with the (conversation, turn) each document stands for,
+//! assistant's, the tools field and the context: the prompt of the turn before), with the
+//! (conversation, turn) each document stands for,
 //! so that the document index can record where every turn went once the segment is finished.
 use super::catalog::ConvId;
+use crate::index::schema::context_of;
 use crate::index::{NewDoc, Segment, SegmentBuilder, facts};
 use crate::transcript::{FileOp, ToolKind, Turn};
 
@@ -35,19 +37,43 @@ pub(super) struct Batch {
     pub(super) builder: SegmentBuilder,
     /// Per added document: (conversation, turn number).
     pub(super) docs: Vec<(ConvId, u32)>,
+    /// The last turn added and its prompt as a context ([`context_of`]): the next turn's
+    /// context when it follows it.
+    last: Option<(ConvId, u32)>,
+    last_prompt: String,
 }
 
 impl Batch {
+    /// Adds a turn whose previous turn, if any, was the last one added.
     pub(super) fn add(&mut self, conv: ConvId, turn: &Turn) {
+        self.add_after(conv, turn, None);
+    }
+
+    /// Whether turn `n` of `conv` would follow the last turn added (its context is known).
+    pub(super) fn follows_last(&self, conv: ConvId, n: u32) -> bool {
+        n > 0 && self.last == Some((conv, n - 1))
+    }
+
+    /// Adds a turn; `earlier` is the previous turn's prompt when that turn was not the last
+    /// one added (it is in the index already).
+    pub(super) fn add_after(&mut self, conv: ConvId, turn: &Turn, earlier: Option<&str>) {
         let tools = tools_field(turn);
+        let context = if self.follows_last(conv, turn.number) {
+            context_of(&self.last_prompt)
+        } else {
+            earlier.map_or("", context_of)
+        };
         self.builder.add(&NewDoc {
             conv,
             turn: turn.number,
             timestamp: turn.timestamp,
             dup_key: turn.dup_key,
-            fields: [&turn.user_text, &turn.assistant_text, &tools],
+            fields: [&turn.user_text, &turn.assistant_text, &tools, context],
         });
         self.docs.push((conv, turn.number));
+        self.last = Some((conv, turn.number));
+        self.last_prompt.clear();
+        self.last_prompt.push_str(context_of(&turn.user_text));
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -91,5 +117,9 @@ mod tests {
         assert_eq!(docs, [(3, 0), (3, 1), (5, 0)]);
         assert_eq!(seg.doc(2).conv, 5);
         assert_eq!(seg.text(1).user, "question 3 1");
+        // a turn's context is the prompt before it in its conversation
+        assert_eq!(seg.text(0).context, "");
+        assert_eq!(seg.text(1).context, "question 3 0");
+        assert_eq!(seg.text(2).context, "");
     }
 }

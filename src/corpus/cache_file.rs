@@ -165,13 +165,10 @@ fn assemble(
         if seg.id >= next_seg || seg.convs().iter().any(|&c| c >= next_conv) {
             return Err(corrupt("segment ids"));
         }
-        view.live_docs += (seg.doc_count() - dead.count as usize) as u64;
-        view.live_len += seg.total_len().saturating_sub(dead.len_sum);
-        let sv = SegView {
+        view.push(SegView {
             seg: Arc::new(seg),
             dead: Arc::new(dead),
-        };
-        view.segs.push(sv);
+        });
     }
     let dups = DupTracker::restored(&view);
     Ok((view, dups))

@@ -133,9 +133,27 @@ impl DocIndex {
         self.changed.clear();
     }
 
-    /// Adds turn `turn` of `conv` to the next commit.
+    /// Adds turn `turn` of `conv` to the next commit, with the prompt of the turn before it
+    /// as its context (from the turns added, else from the index).
     pub(super) fn add_turn(&mut self, conv: ConvId, turn: &Turn) {
-        self.pending.add(conv, turn);
+        let n = turn.number;
+        let earlier = match n {
+            0 => None,
+            _ if self.pending.follows_last(conv, n) => None,
+            _ => self.indexed_prompt(conv, n - 1),
+        };
+        self.pending.add_after(conv, turn, earlier.as_deref());
+    }
+
+    /// The prompt of turn `t` of `conv` as the index holds it.
+    fn indexed_prompt(&self, conv: ConvId, t: u32) -> Option<String> {
+        let locs = self.locations.get(&conv)?;
+        if t as usize >= locs.len() {
+            return None;
+        }
+        let (seg, doc) = locs.get(t as usize);
+        let sv = &self.view.segs[self.view.seg_index(seg)?];
+        (doc < sv.seg.doc_count() as u32).then(|| sv.seg.text(doc).user.to_owned())
     }
 
     /// The documents of turns `from..` of `conv` die at the next commit; the conversation has
@@ -323,9 +341,7 @@ impl DocIndex {
                 }
                 (_, None) => return Err(corrupt("delta names a segment this state lacks")),
             };
-            view.live_docs += sv.live_count() as u64;
-            view.live_len += sv.seg.total_len().saturating_sub(sv.dead.len_sum);
-            view.segs.push(sv);
+            view.push(sv);
         }
         Ok(view)
     }

@@ -190,7 +190,7 @@ mod tests {
                 turn: 0,
                 timestamp: None,
                 dup_key: Some(k),
-                fields: ["text", "", ""],
+                fields: ["text", "", "", ""],
             });
         }
         Arc::new(b.finish(id))

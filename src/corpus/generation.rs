@@ -111,7 +111,7 @@ mod tests {
                 turn,
                 timestamp: None,
                 dup_key: None,
-                fields: ["text", "", ""],
+                fields: ["text", "", "", ""],
             });
         }
         Arc::new(b.finish(id))

@@ -36,6 +36,8 @@ pub struct SearchHit {
     pub matched_terms: Vec<String>,
     /// True when the terms occur only in tool names, file paths or commands.
     pub tools_only: bool,
+    /// True when the turn matched only through its context (the previous turn's prompt).
+    pub context_only: bool,
     /// The conversation belongs to the server's project.
     pub this_project: bool,
 }
@@ -205,6 +207,7 @@ impl Search<'_> {
             snippet: snippet.text,
             matched_terms: self.plan.matched_labels(h.groups),
             tools_only: snippet.tools_only,
+            context_only: h.fields == 1 << index::schema::FIELD_CONTEXT,
         })
     }
 }

@@ -3,8 +3,9 @@
 //! length-normalised term frequency ("impact") in it. A cursor can then skip a whole block
 //! without decoding it, and a search can tell that no document of a block can rank.
 //!
-//! Impacts are computed with the segment's own average length; a search with another average
-//! scales the bound by `max(1, avg_query / avg_segment)`, which keeps it an upper bound.
+//! Impacts are computed with the segment's own average lengths (of the own fields and of the
+//! context); a search with other averages scales the bound by the largest of 1 and
+//! `avg_query / avg_segment` of each, which keeps it an upper bound.
 use super::schema::{PostingCursor, PostingList, get_tf};
 use super::scoring::Bm25;
 use crate::util::codec::{Decoder, Encoder, corrupt};
@@ -20,7 +21,7 @@ pub struct Block {
     pub last_doc: u32,
     /// Byte offset, within the term's postings, where the block ends.
     pub end: u32,
-    /// Largest `tfw / (tfw + k1 (1 - b + b len / avg))` in the block.
+    /// Largest `x / (x + k1)` in the block, `x` being [`Bm25::weighted_tf`].
     pub max_impact: f32,
 }
 
@@ -31,28 +32,32 @@ pub struct BlockMax {
     terms: Vec<u32>,
     first: Vec<u32>,
     blocks: Vec<Block>,
-    /// Parameters the impacts were computed with.
+    /// Parameters the impacts were computed with: the average lengths, and BM25's.
     pub avg: f32,
+    pub avg_context: f32,
     pub params: Option<Bm25>,
 }
 
 impl BlockMax {
     /// Computes the blocks of every long list among a segment's posting `lists` (in term id
-    /// order), given the length of each of its documents.
+    /// order), given the lengths of each of its documents (own fields, context).
     pub fn build<'a>(
         lists: impl Iterator<Item = PostingList<'a>>,
-        lens: &[u32],
+        [lens, context_lens]: [&[u32]; 2],
         params: &Bm25,
     ) -> Self {
-        let avg = if lens.is_empty() {
-            1.0
-        } else {
-            (lens.iter().map(|&l| u64::from(l)).sum::<u64>() as f64 / lens.len() as f64) as f32
+        let avg_of = |lens: &[u32]| {
+            let sum = lens.iter().map(|&l| u64::from(l)).sum::<u64>();
+            if sum == 0 {
+                1.0
+            } else {
+                (sum as f64 / lens.len() as f64) as f32
+            }
         };
-        let norm0 = params.k1 * (1.0 - params.b);
-        let norm1 = params.k1 * params.b / avg.max(f32::MIN_POSITIVE);
+        let (avg, avg_context) = (avg_of(lens), avg_of(context_lens));
         let mut out = BlockMax {
             avg,
+            avg_context,
             params: Some(*params),
             ..BlockMax::default()
         };
@@ -68,13 +73,13 @@ impl BlockMax {
                 let delta = varint::get(list.bytes, &mut pos) as u32;
                 doc = if n == 0 { delta } else { doc + delta };
                 let tf = get_tf(list.bytes, &mut pos);
-                let tfw: f32 = tf
-                    .iter()
-                    .zip(&params.field_weights)
-                    .map(|(&t, &w)| w * t as f32)
-                    .sum();
-                let len = lens.get(doc as usize).copied().unwrap_or(0);
-                let impact = tfw / (tfw + norm0 + norm1 * len as f32);
+                let len = |lens: &[u32]| lens.get(doc as usize).copied().unwrap_or(0);
+                let inv = [
+                    params.inv_norm(len(lens), avg),
+                    params.inv_norm(len(context_lens), avg_context),
+                ];
+                let x = params.weighted_tf(&tf, inv);
+                let impact = x / (x + params.k1);
                 max = max.max(impact);
                 n += 1;
                 if n % BLOCK == 0 || n == list.df {
@@ -114,6 +119,7 @@ impl BlockMax {
     /// list again to recompute them).
     pub fn write<W: Write>(&self, e: &mut Encoder<W>) -> io::Result<()> {
         e.u32(self.avg.to_bits())?;
+        e.u32(self.avg_context.to_bits())?;
         match &self.params {
             Some(p) => {
                 e.u8(1)?;
@@ -145,16 +151,17 @@ impl BlockMax {
         docs: usize,
     ) -> io::Result<BlockMax> {
         let avg = f32::from_bits(d.u32()?);
+        let avg_context = f32::from_bits(d.u32()?);
         let params = match d.u8()? {
             0 => None,
             1 => {
                 let v = d.u32s()?;
                 let f = |i: usize| v.get(i).map(|&x| f32::from_bits(x));
-                match (f(0), f(1), f(2), f(3), f(4), v.len()) {
-                    (Some(k1), Some(b), Some(u), Some(a), Some(t), 5) => Some(Bm25 {
+                match (f(0), f(1), f(2), f(3), f(4), f(5), v.len()) {
+                    (Some(k1), Some(b), Some(u), Some(a), Some(t), Some(c), 6) => Some(Bm25 {
                         k1,
                         b,
-                        field_weights: [u, a, t],
+                        field_weights: [u, a, t, c],
                     }),
                     _ => return Err(corrupt("block parameters")),
                 }
@@ -198,6 +205,7 @@ impl BlockMax {
             first,
             blocks,
             avg,
+            avg_context,
             params,
         })
     }

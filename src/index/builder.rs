@@ -5,7 +5,7 @@ use super::columns::DocColumns;
 use super::intern::{self, Interner, Terms};
 use super::lookahead::Lookahead;
 use super::pool::{List, Pool};
-use super::schema::{DocBits, DocMeta, FIELD_TOOLS, FIELDS, NewDoc, Tf, put_tf};
+use super::schema::{DocBits, DocMeta, FIELD_CONTEXT, FIELD_TOOLS, FIELDS, NewDoc, Tf, put_tf};
 use super::segment::Segment;
 use super::tokenizer::Tokenizer;
 use crate::util::blob::{Blob, Column, Text, TextBuf};
@@ -37,6 +37,7 @@ pub struct SegmentBuilder {
     docs: Vec<DocMeta>,
     text: TextBuf,
     total_len: u64,
+    total_context_len: u64,
     tokenizer: Tokenizer,
     /// Terms between the tokenizer and the interner (their slots being prefetched).
     ahead: Lookahead,
@@ -122,12 +123,19 @@ impl SegmentBuilder {
         // grow the table mid-document)
         let bytes: usize = doc.fields.iter().map(|t| t.len()).sum();
         self.terms.reserve_fresh(bytes.min(RESERVE_TERMS), 0);
-        let mut len = 0u32;
+        // terms per field group: the own fields, then the context
+        let mut lens = [0u32; 2];
         let text_start = self.text.len() as u64;
         let mut field_len = [0u32; FIELDS];
         for (f, text) in doc.fields.iter().enumerate() {
+            if f == FIELD_CONTEXT && self.tokenizer.take_odd() {
+                // whether the turn's own words are all terms (the context is not searched for
+                // phrases)
+                self.odd.set(d);
+            }
             self.text.push_str(text);
             field_len[f] = text.len() as u32;
+            let len = &mut lens[usize::from(f == FIELD_CONTEXT)];
             let Self {
                 terms,
                 state,
@@ -137,7 +145,7 @@ impl SegmentBuilder {
                 ..
             } = self;
             tokenizer.for_each_term(text, |term| {
-                len += 1;
+                *len += 1;
                 let bytes = term.as_bytes();
                 let h = intern::hash(bytes);
                 if !Lookahead::fits(bytes) {
@@ -163,9 +171,8 @@ impl SegmentBuilder {
         while let Some((t, h, f)) = ahead.pop() {
             count_term(terms, state, doc_terms, d, t, h, f);
         }
-        if self.tokenizer.take_odd() {
-            self.odd.set(d);
-        }
+        // the context's odd words do not count
+        self.tokenizer.take_odd();
         // each term's state and the tail of its posting list are elsewhere in memory: they are
         // prefetched, the state some terms ahead and the tail (which the state locates) fewer
         let doc_terms = &self.doc_terms;
@@ -203,12 +210,15 @@ impl SegmentBuilder {
         if let Some(key) = doc.dup_key.filter(|&k| k != 0) {
             self.dups.push((key, d));
         }
+        let [len, context_len] = lens;
         self.total_len += u64::from(len);
+        self.total_context_len += u64::from(context_len);
         self.docs.push(DocMeta {
             conv: doc.conv,
             turn: doc.turn,
             timestamp: doc.timestamp.unwrap_or(i64::MIN),
             len,
+            context_len,
             text_start,
             field_len,
             dup_key: doc.dup_key.unwrap_or(0),
@@ -237,6 +247,7 @@ impl SegmentBuilder {
         self.path_ids.clear();
         self.path_refs.clear();
         self.total_len = 0;
+        self.total_context_len = 0;
         seg
     }
 
@@ -313,6 +324,7 @@ impl SegmentBuilder {
             blockmax: Default::default(),
             text,
             total_len: self.total_len,
+            total_context_len: self.total_context_len,
         };
         seg.derive();
         seg
@@ -330,7 +342,7 @@ mod tests {
             turn: 0,
             timestamp: None,
             dup_key: None,
-            fields: [user, assistant, ""],
+            fields: [user, assistant, "", ""],
         }
     }
 
@@ -359,7 +371,7 @@ mod tests {
                 turn: i as u32,
                 timestamp: Some(i as i64),
                 dup_key: *dup,
-                fields: [u, a, t],
+                fields: [u, a, t, ""],
             });
         }
     }

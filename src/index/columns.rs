@@ -1,5 +1,5 @@
 //! A segment's per-document metadata stored column by column (conversation, turn, timestamp,
-//! length, text span, duplicate key): one integer array per field, owned when the segment was
+//! lengths, text span, duplicate key): one integer array per field, owned when the segment was
 //! built here, views of the mapped cache file when it was restored (so every server restored
 //! from the same file reads the same pages instead of holding its own copy).
 use super::schema::{DocMeta, FIELDS};
@@ -14,8 +14,10 @@ pub struct DocColumns {
     turn: Column<u32>,
     /// Epoch milliseconds as the bits of an `i64` (`i64::MIN` when unknown).
     stamp: Column<u64>,
-    /// Number of terms (BM25 length).
+    /// Number of terms in the own fields (BM25 length).
     len: Column<u32>,
+    /// Number of terms in the context field.
+    context_len: Column<u32>,
     text_start: Column<u64>,
     field_len: [Column<u32>; FIELDS],
     /// Duplicate-turn fingerprint (0 = none).
@@ -36,6 +38,7 @@ impl DocColumns {
             turn: col(docs, |d| d.turn),
             stamp: col(docs, |d| d.timestamp as u64),
             len: col(docs, |d| d.len),
+            context_len: col(docs, |d| d.context_len),
             text_start: col(docs, |d| d.text_start),
             field_len: std::array::from_fn(|f| col(docs, |d| d.field_len[f])),
             dup_key: col(docs, |d| d.dup_key),
@@ -55,6 +58,7 @@ impl DocColumns {
             turn: self.turn[i],
             timestamp: self.stamp[i] as i64,
             len: self.len[i],
+            context_len: self.context_len[i],
             text_start: self.text_start[i],
             field_len: std::array::from_fn(|f| self.field_len[f][i]),
             dup_key: self.dup_key[i],
@@ -65,6 +69,12 @@ impl DocColumns {
     #[inline]
     pub fn lens(&self) -> &[u32] {
         &self.len
+    }
+
+    /// Every document's context length.
+    #[inline]
+    pub fn context_lens(&self) -> &[u32] {
+        &self.context_len
     }
 
     /// Every document's duplicate key.
@@ -103,6 +113,7 @@ impl DocColumns {
             + self.turn.heap_bytes()
             + self.stamp.heap_bytes()
             + self.len.heap_bytes()
+            + self.context_len.heap_bytes()
             + self.text_start.heap_bytes()
             + self.field_len.iter().map(Column::heap_bytes).sum::<usize>()
             + self.dup_key.heap_bytes()
@@ -113,6 +124,7 @@ impl DocColumns {
         e.column(&self.turn)?;
         e.column(&self.stamp)?;
         e.column(&self.len)?;
+        e.column(&self.context_len)?;
         e.column(&self.text_start)?;
         for f in &self.field_len {
             e.column(f)?;
@@ -133,13 +145,15 @@ impl DocColumns {
             turn: d.column()?,
             stamp: d.column()?,
             len: d.column()?,
+            context_len: d.column()?,
             text_start: d.column()?,
-            field_len: [d.column()?, d.column()?, d.column()?],
+            field_len: [d.column()?, d.column()?, d.column()?, d.column()?],
             dup_key: d.column()?,
         };
         let n = cols.count();
         let same = [cols.turn.len(), cols.stamp.len(), cols.len.len()]
             .into_iter()
+            .chain([cols.context_len.len()])
             .chain([cols.text_start.len(), cols.dup_key.len()])
             .chain(cols.field_len.iter().map(|f| f.len()))
             .all(|l| l == n);
@@ -170,8 +184,9 @@ mod tests {
             turn: i * 2,
             timestamp: if i == 0 { i64::MIN } else { -(i as i64) },
             len: 3,
+            context_len: i,
             text_start: u64::from(i) * 6,
-            field_len: [1, 2, 3],
+            field_len: [1, 2, 3, 0],
             dup_key: u64::from(i) << 40,
         }
     }
@@ -181,7 +196,7 @@ mod tests {
         let docs: Vec<DocMeta> = (0..5).map(meta).collect();
         let cols = DocColumns::from_metas(&docs);
         assert!((0..5).all(|d| cols.get(d) == docs[d as usize]));
-        assert_eq!(cols.spans(1), [6, 7, 9, 12]);
+        assert_eq!(cols.spans(1), [6, 7, 9, 12, 12]);
         assert_eq!(cols.timestamp(0), i64::MIN);
         let mut e = Encoder::new(Vec::new());
         cols.write(&mut e).expect("write");

@@ -139,7 +139,7 @@ mod tests {
                 turn: 0,
                 timestamp: None,
                 dup_key: None,
-                fields: [text, "", ""],
+                fields: [text, "", "", ""],
             });
             if cuts.contains(&i) && b.doc_count() > 0 {
                 let full = std::mem::take(&mut b);

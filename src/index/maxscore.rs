@@ -9,7 +9,7 @@
 //! ones are only advanced to score a candidate, largest bound first, while it can still rank.
 use super::blockmax::BlockCursor;
 use super::query::Plan;
-use super::schema::FIELDS;
+use super::schema::OWN_FIELDS;
 use super::scoring::{Bm25, WHOLE_FORM_WEIGHT, idf};
 use super::segment::Segment;
 use super::view::{IndexView, SegView};
@@ -89,7 +89,8 @@ struct TermCursor<'a> {
     /// Position in the canonical summation order (plan order, then expansions by term), so a
     /// document's score does not depend on how cursors were sorted or segments cut.
     slot: usize,
-    /// weight × idf × (k1 + 1): the contribution is `scale * tfw / (tfw + norm)`.
+    /// weight × idf × (k1 + 1): the contribution is `scale * x / (x + k1)`, `x` being
+    /// [`Bm25::weighted_tf`].
     scale: f32,
     group: u16,
     /// Upper bound of the contribution anywhere in this list.
@@ -127,11 +128,10 @@ pub struct SegmentScorer<'a> {
     heap_for: usize,
     /// With the heap: the slots the current candidate's contributions went to.
     touched: Vec<usize>,
-    /// BM25 length normalisation: `k1 * (1 - b + b * len / avg) = norm0 + norm1 * len`.
-    norm0: f32,
-    norm1: f32,
-    field_weights: [f32; FIELDS],
-    /// Block-max impacts were computed with the segment's average length; this scales them to
+    params: Bm25,
+    /// The view's average lengths (own fields, context).
+    avg: [f32; 2],
+    /// Block-max impacts were computed with the segment's average lengths; this scales them to
     /// the view's (never below 1, so bounds stay bounds).
     adjust: f32,
     /// Whether thresholds may skip documents here.
@@ -153,8 +153,12 @@ impl<'a> SegmentScorer<'a> {
         prune: bool,
     ) -> Option<Self> {
         let seg: &'a Segment = &sv.seg;
-        let avg = idf.view.avg_len();
-        let adjust = (avg / seg.blockmax().avg.max(f32::MIN_POSITIVE)).max(1.0);
+        let avg = [idf.view.avg_len(), idf.view.avg_context_len()];
+        let bm = seg.blockmax();
+        let ratio = |view: f32, seg: f32| view / seg.max(f32::MIN_POSITIVE);
+        let adjust = ratio(avg[0], bm.avg)
+            .max(ratio(avg[1], bm.avg_context))
+            .max(1.0);
         let mut cursors = term_cursors(seg, plan, params, idf, adjust);
         prefix_cursors(sv, plan, params, idf, adjust, &mut cursors);
         if cursors.is_empty() {
@@ -191,9 +195,8 @@ impl<'a> SegmentScorer<'a> {
             essential: 0,
             excluded,
             needed,
-            norm0: params.k1 * (1.0 - params.b),
-            norm1: params.k1 * params.b / avg,
-            field_weights: params.field_weights,
+            params: *params,
+            avg,
             adjust,
             prune,
             pruned: false,
@@ -281,14 +284,20 @@ impl<'a> SegmentScorer<'a> {
     /// when it cannot.
     #[inline]
     pub fn score(&mut self, d: u32, theta: f32) -> Option<Scored> {
-        let norm = self.norm0 + self.norm1 * self.seg.len_of(d) as f32;
+        let p = &self.params;
+        let norm = Norm {
+            inv: [
+                p.inv_norm(self.seg.len_of(d), self.avg[0]),
+                p.inv_norm(self.seg.context_len_of(d), self.avg[1]),
+            ],
+            params: p,
+        };
         let mut acc = Scored {
             score: 0.0,
             groups: 0,
             fields: 0,
         };
         let heaped = self.heap_for == self.essential;
-        let weights = &self.field_weights;
         if heaped {
             // only the slots the last candidate used hold anything
             for &s in &self.touched {
@@ -301,7 +310,7 @@ impl<'a> SegmentScorer<'a> {
                     break;
                 }
                 let c = &mut self.cursors[i as usize];
-                take(c, norm, weights, &mut self.contrib, &mut acc);
+                take(c, &norm, &mut self.contrib, &mut acc);
                 self.touched.push(c.slot);
                 *top = Reverse((c.cursor.doc(), i));
             }
@@ -309,7 +318,7 @@ impl<'a> SegmentScorer<'a> {
             self.contrib.fill(0.0);
             for c in self.cursors[self.essential..].iter_mut() {
                 if c.cursor.doc() == d {
-                    take(c, norm, weights, &mut self.contrib, &mut acc);
+                    take(c, &norm, &mut self.contrib, &mut acc);
                 }
             }
         }
@@ -321,7 +330,7 @@ impl<'a> SegmentScorer<'a> {
             let c = &mut self.cursors[i];
             c.cursor.advance_to(d);
             if c.cursor.doc() == d {
-                take(c, norm, weights, &mut self.contrib, &mut acc);
+                take(c, &norm, &mut self.contrib, &mut acc);
                 if heaped {
                     self.touched.push(c.slot);
                 }
@@ -390,27 +399,29 @@ impl<'a> SegmentScorer<'a> {
     }
 }
 
-/// Adds the contribution of cursor `c`, which is on the document, and moves it past.
+/// The candidate's length normalisation (see [`Bm25::weighted_tf`]).
+struct Norm<'p> {
+    inv: [f32; 2],
+    params: &'p Bm25,
+}
+
+/// Adds the contribution of cursor `c`, which is on the document, and moves it past. A term
+/// only in the context field scores, but is not one the turn matched (its group is not set).
 #[inline]
-fn take(
-    c: &mut TermCursor,
-    norm: f32,
-    weights: &[f32; FIELDS],
-    contrib: &mut [f32],
-    acc: &mut Scored,
-) {
+fn take(c: &mut TermCursor, norm: &Norm, contrib: &mut [f32], acc: &mut Scored) {
     let tf = c.cursor.inner.tf;
-    let mut tfw = 0.0f32;
-    for (f, (&n, &w)) in tf.iter().zip(weights).enumerate() {
+    for (f, &n) in tf.iter().enumerate() {
         if n > 0 {
-            tfw += w * n as f32;
             acc.fields |= 1 << f;
         }
     }
-    let part = c.scale * tfw / (tfw + norm);
+    let x = norm.params.weighted_tf(&tf, norm.inv);
+    let part = c.scale * x / (x + norm.params.k1);
     contrib[c.slot] = part;
     acc.score += part;
-    acc.groups |= 1u64 << c.group.min(63);
+    if tf[..OWN_FIELDS].iter().any(|&n| n > 0) {
+        acc.groups |= 1u64 << c.group.min(63);
+    }
     c.cursor.next();
 }
 

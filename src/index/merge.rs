@@ -75,7 +75,7 @@ pub fn copy_live(view: &IndexView, ids: &[u64], into: &mut SegmentBuilder) -> Ve
                 turn: meta.turn,
                 timestamp: (meta.timestamp != i64::MIN).then_some(meta.timestamp),
                 dup_key: (meta.dup_key != 0).then_some(meta.dup_key),
-                fields: [text.user, text.assistant, text.tools],
+                fields: [text.user, text.assistant, text.tools, text.context],
             });
             docs.push((meta.conv, meta.turn));
         }
@@ -100,7 +100,7 @@ mod tests {
                     turn: i as u32,
                     timestamp: Some(d as i64),
                     dup_key: None,
-                    fields: ["user words", "assistant words", ""],
+                    fields: ["user words", "assistant words", "", ""],
                 });
             }
             v.add(Arc::new(b.finish(i as u64 + 1)));

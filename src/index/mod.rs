@@ -1,8 +1,9 @@
 //! The index layer: tokenizer, immutable segments with compact postings, a snapshot view with
 //! exact BM25 statistics, query evaluation and snippets.
 //!
-//! It imports nothing from `transcript` or `corpus`: a document is three text fields and a few
-//! numbers ([`schema`]), and the line format of the tools field ([`facts`]) is the index's own
+//! It imports nothing from `transcript` or `corpus`: a document is three text fields of its own,
+//! a context field (the previous turn's prompt, scored BM25F-style at a lower weight with its own
+//! length normalisation) and a few numbers ([`schema`]), and the line format of the tools field ([`facts`]) is the index's own
 //! schema, which the corpus writes and the segment builder reads back for its file table.
 //!
 //! Modules, each using only those before it: `schema` (documents and the posting format),

@@ -1,6 +1,7 @@
 //! What the index stores, and how: a document's fields, the metadata kept per document and
 //! its text by field; and the posting-list format — delta-coded doc ids as LEB128 varints
-//! ([`crate::util::varint`]), per-field term frequencies packed into one byte when they fit —
+//! ([`crate::util::varint`]), per-field term frequencies packed into one byte when they fit, two
+//! when only the context field holds the term —
 //! with the sequential cursor that decodes it without allocating. A leaf: every other index
 //! module builds on these definitions and this module imports none of them.
 use crate::util::blob::Column;
@@ -11,7 +12,34 @@ pub const FIELD_USER: usize = 0;
 pub const FIELD_ASSISTANT: usize = 1;
 /// Tool names, files touched and commands run.
 pub const FIELD_TOOLS: usize = 2;
-pub const FIELDS: usize = 3;
+/// The turn's context: the prompt of the turn before it in its conversation (at most
+/// [`CONTEXT_BYTES`] of it). Scored as a field of its own, with its own length normalisation
+/// and a lower weight, so the answer that follows a topic is found by the topic's words; never
+/// shown, and never what a hit's matched terms or snippet are made of.
+pub const FIELD_CONTEXT: usize = 3;
+/// The fields a turn's own text is in (the ones before [`FIELD_CONTEXT`]).
+pub const OWN_FIELDS: usize = 3;
+pub const FIELDS: usize = 4;
+/// Most bytes of the previous prompt a turn's context field keeps (cut at a word boundary):
+/// the topic is named early, and a pasted log must not double the index.
+pub const CONTEXT_BYTES: usize = 1024;
+
+/// The context field of a turn whose previous prompt is `prompt`: at most [`CONTEXT_BYTES`] of
+/// it, cut before the word that crosses the limit.
+pub fn context_of(prompt: &str) -> &str {
+    if prompt.len() <= CONTEXT_BYTES {
+        return prompt;
+    }
+    let mut end = CONTEXT_BYTES;
+    while !prompt.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = &prompt[..end];
+    match cut.rfind(char::is_whitespace) {
+        Some(i) if i > 0 => &cut[..i],
+        _ => cut,
+    }
+}
 
 /// Term frequencies of one posting, per field.
 pub type Tf = [u32; FIELDS];
@@ -24,8 +52,10 @@ pub struct DocMeta {
     pub turn: u32,
     /// Epoch milliseconds, `i64::MIN` when unknown.
     pub timestamp: i64,
-    /// Number of terms in the document (BM25 length).
+    /// Number of terms in the document's own fields (BM25 length).
     pub len: u32,
+    /// Number of terms in its context field (that field's BM25 length).
+    pub context_len: u32,
     /// Start of the turn's text in the segment's text arena; field lengths follow.
     pub text_start: u64,
     pub field_len: [u32; FIELDS],
@@ -89,6 +119,8 @@ pub struct DocText<'a> {
     pub user: &'a str,
     pub assistant: &'a str,
     pub tools: &'a str,
+    /// The previous prompt, as indexed (see [`FIELD_CONTEXT`]).
+    pub context: &'a str,
 }
 
 impl<'a> DocText<'a> {
@@ -96,7 +128,8 @@ impl<'a> DocText<'a> {
         match f {
             FIELD_USER => self.user,
             FIELD_ASSISTANT => self.assistant,
-            _ => self.tools,
+            FIELD_TOOLS => self.tools,
+            _ => self.context,
         }
     }
 }
@@ -108,21 +141,55 @@ pub struct NewDoc<'a> {
     pub turn: u32,
     pub timestamp: Option<i64>,
     pub dup_key: Option<u64>,
+    /// Text by field; the context is the previous prompt, cut by [`context_of`].
     pub fields: [&'a str; FIELDS],
 }
 
-/// Encodes per-field frequencies: one byte (user 3 bits, assistant 3 bits, tools 2 bits) when
-/// they fit, else an escape byte 0 followed by three varints.
+/// The one-byte form of the own fields' frequencies (user 3 bits, assistant 3 bits, tools 2
+/// bits), when they fit and are not all zero.
+#[inline]
+fn packed(tf: &Tf) -> Option<u8> {
+    let b = tf[0] | tf[1] << 3 | tf[2] << 6;
+    (tf[0] < 8 && tf[1] < 8 && tf[2] < 4 && b != 0).then_some(b as u8)
+}
+
+/// Encodes per-field frequencies. Without context: one byte ([`packed`]) when the own fields'
+/// fit. Otherwise an escape byte 0, then the varint `context << 1 | own`, where `own` says
+/// whether the own fields hold the term; if they do, the packed byte follows, or 0 and three
+/// varints. A term only in the context takes two bytes.
 #[inline]
 pub fn put_tf(tf: &Tf, mut push: impl FnMut(u8)) {
-    if tf[0] < 8 && tf[1] < 8 && tf[2] < 4 {
-        push((tf[0] | tf[1] << 3 | tf[2] << 6) as u8);
-    } else {
-        push(0);
-        for &f in tf {
-            varint::put_with(u64::from(f), &mut push);
+    let c = tf[FIELD_CONTEXT];
+    let p = packed(tf);
+    if let (0, Some(b)) = (c, p) {
+        push(b);
+        return;
+    }
+    push(0);
+    let own = tf[..OWN_FIELDS].iter().any(|&f| f > 0);
+    varint::put_with(u64::from(c) << 1 | u64::from(own), &mut push);
+    if !own {
+        return;
+    }
+    match p {
+        Some(b) => push(b),
+        None => {
+            push(0);
+            for &f in &tf[..OWN_FIELDS] {
+                varint::put_with(u64::from(f), &mut push);
+            }
         }
     }
+}
+
+#[inline]
+fn unpack(b: u8) -> Tf {
+    [
+        u32::from(b & 7),
+        u32::from((b >> 3) & 7),
+        u32::from(b >> 6),
+        0,
+    ]
 }
 
 #[inline]
@@ -130,12 +197,22 @@ pub fn get_tf(buf: &[u8], pos: &mut usize) -> Tf {
     let b = buf.get(*pos).copied().unwrap_or(1);
     *pos += 1;
     if b != 0 {
-        return [u32::from(b & 7), u32::from((b >> 3) & 7), u32::from(b >> 6)];
+        return unpack(b);
     }
-    let mut tf = [0; FIELDS];
-    for f in &mut tf {
-        *f = varint::get(buf, pos) as u32;
+    let h = varint::get(buf, pos);
+    let c = (h >> 1) as u32;
+    if h & 1 == 0 {
+        return [0, 0, 0, c];
     }
+    let b = buf.get(*pos).copied().unwrap_or(1);
+    *pos += 1;
+    let mut tf = if b != 0 { unpack(b) } else { [0; FIELDS] };
+    if b == 0 {
+        for f in &mut tf[..OWN_FIELDS] {
+            *f = varint::get(buf, pos) as u32;
+        }
+    }
+    tf[FIELD_CONTEXT] = c;
     tf
 }
 
@@ -205,7 +282,43 @@ impl<'a> PostingCursor<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::DocBits;
+    use super::*;
+
+    #[test]
+    fn frequencies_round_trip_in_every_form() {
+        let cases: [Tf; 8] = [
+            [1, 0, 0, 0],
+            [7, 7, 3, 0],
+            [8, 0, 0, 0],
+            [0, 0, 0, 1],
+            [0, 0, 0, 300],
+            [2, 1, 0, 1],
+            [0, 9, 4, 2],
+            [100_000, 0, 1, 0],
+        ];
+        let mut buf = Vec::new();
+        for tf in &cases {
+            put_tf(tf, |b| buf.push(b));
+        }
+        let mut pos = 0;
+        for tf in &cases {
+            assert_eq!(get_tf(&buf, &mut pos), *tf);
+        }
+        assert_eq!(pos, buf.len());
+        let mut only_context = Vec::new();
+        put_tf(&[0, 0, 0, 1], |b| only_context.push(b));
+        assert_eq!(only_context.len(), 2);
+    }
+
+    #[test]
+    fn a_long_prompt_is_cut_before_a_word() {
+        assert_eq!(context_of("short prompt"), "short prompt");
+        let long = "word ".repeat(CONTEXT_BYTES);
+        let c = context_of(&long);
+        assert!(c.len() <= CONTEXT_BYTES && c.ends_with("word"));
+        let wide = "é".repeat(CONTEXT_BYTES);
+        assert!(context_of(&wide).len() <= CONTEXT_BYTES);
+    }
 
     #[test]
     fn doc_bits_past_the_last_document_are_refused() {

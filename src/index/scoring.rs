@@ -1,7 +1,7 @@
 //! BM25 arithmetic: the parameters and per-field weights, Lucene's idf, the scored [`Hit`]
 //! and its relevance order, and the 4-decimal rounding scores are shown and compared with.
 //! The evaluation that uses them is `topk`.
-use super::schema::FIELDS;
+use super::schema::{FIELD_CONTEXT, FIELDS, OWN_FIELDS, Tf};
 use std::cmp::Ordering;
 
 /// BM25 parameters and field weights.
@@ -9,23 +9,44 @@ use std::cmp::Ordering;
 pub struct Bm25 {
     pub k1: f32,
     pub b: f32,
-    /// Weight of a term occurrence per field (user, assistant, tools).
+    /// Weight of a term occurrence per field (user, assistant, tools, context).
     pub field_weights: [f32; FIELDS],
 }
 
+impl Bm25 {
+    /// `1 / (1 - b + b len / avg)`: a field group's length normalisation.
+    #[inline]
+    pub fn inv_norm(&self, len: u32, avg: f32) -> f32 {
+        1.0 / (1.0 - self.b + self.b * len as f32 / avg)
+    }
+
+    /// BM25F's pseudo-frequency `x` of a term in a document (the contribution is then
+    /// `idf (k1 + 1) x / (x + k1)`): the weighted frequencies of the own fields over their
+    /// normalised length, plus the context's over its own; `inv` is [`Self::inv_norm`] of the
+    /// own fields and of the context. Combined before saturation, so a topic word in both the
+    /// turn and its context is still one word, not two.
+    #[inline]
+    pub fn weighted_tf(&self, tf: &Tf, inv: [f32; 2]) -> f32 {
+        let w = &self.field_weights;
+        let own: f32 = (0..OWN_FIELDS).map(|f| w[f] * tf[f] as f32).sum();
+        own * inv[0] + w[FIELD_CONTEXT] * tf[FIELD_CONTEXT] as f32 * inv[1]
+    }
+}
+
 impl Default for Bm25 {
-    /// The measured defaults; `CONVERSATION_SEARCH_BM25` (`k1,b,user,assistant,tools`, read
-    /// once) overrides them for the retrieval benchmark.
+    /// The measured defaults; `CONVERSATION_SEARCH_BM25` (`k1,b,user,assistant,tools[,context]`,
+    /// read once) overrides them for the retrieval benchmark.
     fn default() -> Self {
         static PARAMS: std::sync::OnceLock<Bm25> = std::sync::OnceLock::new();
         *PARAMS.get_or_init(|| {
             // b = 0.5 rather than the textbook 0.75: measured on the retrieval benchmark, long
             // turns holding every query word no longer lose to short turns holding some.
             // Field weights 1/1/1: weighting prompts, replies or tools differently only hurt.
+            // The context (the previous prompt) at its query weight (`QueryWeights::context`).
             let base = Bm25 {
                 k1: 1.2,
                 b: 0.5,
-                field_weights: [1.0, 1.0, 1.0],
+                field_weights: [1.0, 1.0, 1.0, QueryWeights::get().context],
             };
             let Ok(v) = std::env::var("CONVERSATION_SEARCH_BM25") else {
                 return base;
@@ -35,7 +56,12 @@ impl Default for Bm25 {
                 [k1, b, u, a, t] => Bm25 {
                     k1: *k1,
                     b: *b,
-                    field_weights: [*u, *a, *t],
+                    field_weights: [*u, *a, *t, base.field_weights[FIELD_CONTEXT]],
+                },
+                [k1, b, u, a, t, c] => Bm25 {
+                    k1: *k1,
+                    b: *b,
+                    field_weights: [*u, *a, *t, *c],
                 },
                 _ => base,
             }
@@ -88,10 +114,16 @@ pub fn quantize(score: f32) -> i64 {
 pub struct QueryWeights {
     /// Multiplier of a function word's weight in a query with other words (`fw`).
     pub function_word: f32,
+    /// Weight of a term occurrence in a turn's context field (the previous prompt) relative
+    /// to one in the turn itself (`ctx`; [`Bm25`]'s context field weight).
+    pub context: f32,
 }
 
 impl QueryWeights {
-    pub const DEFAULT: QueryWeights = QueryWeights { function_word: 0.2 };
+    pub const DEFAULT: QueryWeights = QueryWeights {
+        function_word: 0.2,
+        context: 0.5,
+    };
 
     /// The weights in effect.
     pub fn get() -> QueryWeights {
@@ -108,8 +140,10 @@ impl QueryWeights {
                 let Ok(x) = x.trim().parse::<f32>() else {
                     continue;
                 };
-                if k.trim() == "fw" {
-                    w.function_word = x;
+                match k.trim() {
+                    "fw" => w.function_word = x,
+                    "ctx" => w.context = x,
+                    _ => {}
                 }
             }
             w

@@ -27,6 +27,8 @@ pub struct Segment {
     /// Documents with a word that is not one of their terms (see `tokenizer::words`).
     pub(super) odd: DocBits,
     pub(super) total_len: u64,
+    /// Summed length of the documents' context fields.
+    pub(super) total_context_len: u64,
     /// Distinct file paths touched by the documents' tool calls, sorted.
     pub(super) paths: Vec<Box<str>>,
     /// (path index, document, op), sorted by path then document.
@@ -50,6 +52,10 @@ impl Segment {
 
     pub fn total_len(&self) -> u64 {
         self.total_len
+    }
+
+    pub fn total_context_len(&self) -> u64 {
+        self.total_context_len
     }
 
     /// Document `d`'s metadata, gathered from the columns.
@@ -80,6 +86,12 @@ impl Segment {
         self.docs.lens()[d as usize]
     }
 
+    /// Length of document `d`'s context field.
+    #[inline]
+    pub fn context_len_of(&self, d: u32) -> u32 {
+        self.docs.context_lens()[d as usize]
+    }
+
     /// Duplicate key of document `d` (0 = none).
     #[inline]
     pub fn key_of(&self, d: u32) -> u64 {
@@ -95,7 +107,8 @@ impl Segment {
     /// Computes the block-max metadata.
     pub(super) fn derive(&mut self) {
         let lists = (0..self.term_count() as u32).map(|id| self.postings(id));
-        self.blockmax = BlockMax::build(lists, self.docs.lens(), &Bm25::default());
+        let lens = [self.docs.lens(), self.docs.context_lens()];
+        self.blockmax = BlockMax::build(lists, lens, &Bm25::default());
     }
 
     pub fn blockmax(&self) -> &BlockMax {
@@ -103,11 +116,12 @@ impl Segment {
     }
 
     pub fn text(&self, d: u32) -> DocText<'_> {
-        let [a, b, c, e] = self.docs.spans(d);
+        let [a, b, c, e, x] = self.docs.spans(d);
         DocText {
             user: &self.text[a..b],
             assistant: &self.text[b..c],
             tools: &self.text[c..e],
+            context: &self.text[e..x],
         }
     }
 

@@ -21,6 +21,7 @@ pub fn write_segment<W: Write>(e: &mut Encoder<W>, s: &Segment) -> io::Result<()
     s.docs.write(e)?;
     e.column(s.odd.words())?;
     e.u64(s.total_len)?;
+    e.u64(s.total_context_len)?;
     e.varint(s.paths.len() as u64)?;
     for p in &s.paths {
         e.str(p)?;
@@ -116,6 +117,7 @@ fn read_docs<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()>
         .ok_or_else(|| corrupt("document bits"))?;
     seg.text = text;
     seg.total_len = d.u64()?;
+    seg.total_context_len = d.u64()?;
     Ok(())
 }
 
@@ -167,6 +169,7 @@ pub fn write_tombstones<W: Write>(e: &mut Encoder<W>, t: &Tombstones) -> io::Res
     e.u64s(&t.bits)?;
     e.u32(t.count)?;
     e.u64(t.len_sum)?;
+    e.u64(t.context_len_sum)?;
     let mut df: Vec<(u32, u32)> = t.df.iter().map(|(&k, &v)| (k, v)).collect();
     df.sort_unstable();
     e.u32s(&df.iter().map(|p| p.0).collect::<Vec<_>>())?;
@@ -182,6 +185,7 @@ pub fn read_tombstones_of<R: Source>(d: &mut Decoder<R>, seg: &Segment) -> io::R
     let bits = d.u64s()?;
     let count = d.u32()?;
     let len_sum = d.u64()?;
+    let context_len_sum = d.u64()?;
     let keys = d.u32s()?;
     let vals = d.u32s()?;
     check(bits.len() <= seg.doc_count().div_ceil(64), "tombstone bits")?;
@@ -203,6 +207,7 @@ pub fn read_tombstones_of<R: Source>(d: &mut Decoder<R>, seg: &Segment) -> io::R
         bits,
         count,
         len_sum,
+        context_len_sum,
         df: keys.into_iter().zip(vals).collect(),
     })
 }
@@ -238,7 +243,7 @@ mod tests {
                 turn: 0,
                 timestamp: None,
                 dup_key: None,
-                fields: [t, "reply", tools],
+                fields: [t, "reply", tools, ""],
             });
         }
         b.finish(id)

@@ -13,6 +13,8 @@ pub struct Tombstones {
     pub(super) bits: Vec<u64>,
     pub count: u32,
     pub len_sum: u64,
+    /// Summed context length of the dead documents.
+    pub context_len_sum: u64,
     /// Document frequency held by dead documents, per segment term id.
     pub df: FxHashMap<u32, u32>,
 }
@@ -63,6 +65,8 @@ pub struct IndexView {
     pub segs: Vec<SegView>,
     pub live_docs: u64,
     pub live_len: u64,
+    /// Summed context length of the live documents.
+    pub live_context_len: u64,
 }
 
 impl IndexView {
@@ -75,9 +79,16 @@ impl IndexView {
     }
 
     pub fn add(&mut self, seg: Arc<Segment>) {
-        self.live_docs += seg.doc_count() as u64;
-        self.live_len += seg.total_len();
-        self.segs.push(SegView::new(seg));
+        self.push(SegView::new(seg));
+    }
+
+    /// Adds a segment with its dead documents (restored), counting its live ones.
+    pub fn push(&mut self, sv: SegView) {
+        self.live_docs += sv.live_count() as u64;
+        self.live_len += sv.seg.total_len().saturating_sub(sv.dead.len_sum);
+        self.live_context_len +=
+            (sv.seg.total_context_len()).saturating_sub(sv.dead.context_len_sum);
+        self.segs.push(sv);
     }
 
     /// Removes a segment whose documents are all dead (or that was merged elsewhere).
@@ -86,6 +97,7 @@ impl IndexView {
             let s = self.segs.remove(i);
             self.live_docs -= s.live_count() as u64;
             self.live_len -= s.seg.total_len() - s.dead.len_sum;
+            self.live_context_len -= s.seg.total_context_len() - s.dead.context_len_sum;
         }
     }
 
@@ -98,6 +110,15 @@ impl IndexView {
             1.0
         } else {
             (self.live_len as f64 / self.live_docs as f64) as f32
+        }
+    }
+
+    /// Average length of the live documents' context fields (1 when there are none).
+    pub fn avg_context_len(&self) -> f32 {
+        if self.live_docs == 0 || self.live_context_len == 0 {
+            1.0
+        } else {
+            (self.live_context_len as f64 / self.live_docs as f64) as f32
         }
     }
 
@@ -130,8 +151,10 @@ impl IndexView {
             dead.count += 1;
             let meta = seg.doc(d);
             dead.len_sum += u64::from(meta.len);
+            dead.context_len_sum += u64::from(meta.context_len);
             self.live_docs -= 1;
             self.live_len -= u64::from(meta.len);
+            self.live_context_len -= u64::from(meta.context_len);
             // Re-tokenize the stored text to find which terms the document held.
             seen.clear();
             let text = seg.text(d);

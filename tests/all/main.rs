@@ -68,6 +68,7 @@ mod redact_secrets;
 mod redact_store;
 mod scope;
 mod search;
+mod search_context;
 mod search_filters;
 mod search_order;
 mod search_questions;

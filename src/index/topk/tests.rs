@@ -38,7 +38,7 @@ fn view(texts: &[String], per_segment: usize) -> IndexView {
 
 /// The document made of `text` in `field` (0 user, 1 assistant), with its time and copy key.
 fn doc(text: &str, timestamp: Option<i64>, dup_key: Option<u64>, field: usize) -> NewDoc<'_> {
-    let mut fields = ["", "", ""];
+    let mut fields = ["", "", "", ""];
     fields[field] = text;
     NewDoc {
         conv: 0,
@@ -107,6 +107,7 @@ fn in_prompt(plan: &crate::index::query::Plan, text: &str, scratch: &mut String)
         user: text,
         assistant: "",
         tools: "",
+        context: "",
     };
     plan.phrases_ok(&doc, scratch)
 }
@@ -256,6 +257,7 @@ fn recent_order_with_phrases_gives_the_newest_matches_in_a_stable_order() {
                     user: "",
                     assistant: &texts[n],
                     tools: "",
+                    context: "",
                 };
                 plan.phrases_ok(&text, &mut scratch)
             })

@@ -103,7 +103,8 @@ pub struct SearchResult {
     /// When the turn started (ISO 8601, UTC).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
-    /// Set when the terms occur only in tool names, paths or commands.
+    /// Set when the terms occur only in tool names, paths or commands, or only in the
+    /// previous turn's prompt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -227,9 +228,12 @@ pub fn run_with(
             snippet: h.snippet,
             matched_terms: h.matched_terms,
             timestamp: iso(h.timestamp),
-            note: h
-                .tools_only
-                .then(|| "matched only in tool names, file paths or commands".to_owned()),
+            note: if h.context_only {
+                Some("matched only through the previous turn's prompt".to_owned())
+            } else {
+                h.tools_only
+                    .then(|| "matched only in tool names, file paths or commands".to_owned())
+            },
             slug: h.conv.meta.slug.clone(),
             parent_session_id: h.conv.parent.clone(),
             agent_type: h.conv.agent_type().map(str::to_owned),
