@@ -414,9 +414,9 @@ mod tests {
         let list = seg.lookup("beta").unwrap();
         assert_eq!(list.df, 2);
         let mut c = PostingCursor::new(list);
-        assert_eq!((c.doc, c.tf), (0, [1, 2, 0]));
+        assert_eq!((c.doc, c.tf), (0, [1, 2, 0, 0]));
         c.next();
-        assert_eq!((c.doc, c.tf), (2, [1, 0, 0]));
+        assert_eq!((c.doc, c.tf), (2, [1, 0, 0, 0]));
         c.next();
         assert_eq!(c.doc, u32::MAX);
         assert!(seg.lookup("delta").is_none());
@@ -433,6 +433,6 @@ mod tests {
         b.add(&doc(0, &many, "x"));
         let seg = b.finish(1);
         let c = PostingCursor::new(seg.lookup("x").unwrap());
-        assert_eq!(c.tf, [300, 1, 0]);
+        assert_eq!(c.tf, [300, 1, 0, 0]);
     }
 }
