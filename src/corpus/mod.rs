@@ -23,6 +23,7 @@ mod store_backlog;
 mod store_news;
 mod store_sync;
 mod turn_locations;
+pub mod when;
 pub mod writer;
 
 pub use batch::tools_field;

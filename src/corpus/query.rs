@@ -7,6 +7,7 @@ use super::catalog::Conversation;
 use super::project::{PROJECT_PRIOR, Scope};
 use super::request::Filters;
 pub use super::request::{MatchRole, SearchRequest, SortOrder};
+use crate::index::scoring::QueryWeights;
 use crate::index::{
     self, Bm25, DocMeta, EvalRequest, Evaluation, Hit, Lead, Plan, Pruning, Segment, Tokenizer,
     snippet,
@@ -53,6 +54,8 @@ pub struct SearchOutcome {
     pub searchable: bool,
     /// True when the time budget or a cancellation ended the search early.
     pub stopped: bool,
+    /// The time the query named, which raised the turns from it (see [`super::when`]).
+    pub time: Option<super::when::TimeInQuery>,
 }
 
 /// One search: the request, its plan and filters, over a snapshot. Its methods are the
@@ -62,9 +65,29 @@ struct Search<'s> {
     req: &'s SearchRequest,
     plan: &'s Plan,
     filters: Filters,
+    /// The span of time the query named: its turns get [`QueryWeights::time`] as a prior.
+    time: Option<(i64, i64)>,
 }
 
 impl Search<'_> {
+    /// [`Self::evaluate`] under the time prior, when the query named a time: the turns from
+    /// it and the others apart, then merged with the first's scores multiplied by the prior.
+    fn evaluate_timed(&self) -> Evaluation {
+        let Some((start, end)) = self.time else {
+            return self.evaluate();
+        };
+        let part = |inside: bool| {
+            let filters = Filters {
+                window: Some((start, end, inside)),
+                ..self.filters.clone()
+            };
+            Search { filters, ..*self }.evaluate()
+        };
+        let prior = QueryWeights::get().time;
+        self.snap
+            .merge_prior(part(true), part(false), prior, self.req)
+    }
+
     /// The result order: relevance (rounded score, then conversation id and turn) or recency.
     fn rank(&self, a: &Hit, b: &Hit) -> Ordering {
         let meta = |h: &Hit| self.snap.index.segs[h.seg].seg.doc(h.doc);
@@ -228,7 +251,14 @@ impl Snapshot {
     }
 
     pub fn search(&self, req: &SearchRequest) -> SearchOutcome {
-        let mut plan = index::query::parse(&req.query, &mut Tokenizer::new());
+        // a time ranks in relevance order only; in recency order its words stay text
+        let time = (req.sort == SortOrder::Relevance)
+            .then(|| super::when::read(&req.query, super::when::now()))
+            .flatten();
+        let text = time
+            .as_ref()
+            .map_or(req.query.as_str(), |t| t.rest.as_str());
+        let mut plan = index::query::parse(text, &mut Tokenizer::new());
         if plan.is_empty() {
             return SearchOutcome {
                 total: 0,
@@ -236,6 +266,7 @@ impl Snapshot {
                 hits: Vec::new(),
                 searchable: false,
                 stopped: false,
+                time: None,
             };
         }
         plan.stop = req.stop.clone();
@@ -244,6 +275,7 @@ impl Snapshot {
             req,
             filters: Filters::new(self, req),
             plan: &plan,
+            time: time.as_ref().map(|t| (t.start, t.end)),
         };
         let eval = match self.prior_split(req, search.filters.conv_ok.as_deref()) {
             // this project's conversations and the others' apart, then merged under the prior
@@ -253,11 +285,11 @@ impl Snapshot {
                         conv_ok: Some(ok),
                         ..search.filters.clone()
                     };
-                    Search { filters, ..search }.evaluate()
+                    Search { filters, ..search }.evaluate_timed()
                 };
-                self.merge_prior(part(inside), part(outside), req)
+                self.merge_prior(part(inside), part(outside), PROJECT_PRIOR, req)
             }
-            None => search.evaluate(),
+            None => search.evaluate_timed(),
         };
         let (total, total_exact) = search.count(&eval);
         let hits = eval
@@ -272,6 +304,7 @@ impl Snapshot {
             hits,
             searchable: true,
             stopped: eval.stopped,
+            time,
         }
     }
 
@@ -302,16 +335,18 @@ impl Snapshot {
         (inside.contains(&true) && outside.contains(&true)).then_some((inside, outside))
     }
 
-    /// The best hits of both sides of a [`Self::prior_split`], this project's scores
-    /// multiplied by [`PROJECT_PRIOR`]: exactly the best of all documents under the prior.
+    /// The best hits of both sides of a split (this project's and the others', a time's and
+    /// the others'), the inside's scores multiplied by `prior`: exactly the best of all
+    /// documents under the prior.
     fn merge_prior(
         &self,
         inside: Evaluation,
         outside: Evaluation,
+        prior: f32,
         req: &SearchRequest,
     ) -> Evaluation {
         let boosted = inside.hits.into_iter().map(|mut h| {
-            h.score *= PROJECT_PRIOR;
+            h.score *= prior;
             h.rounded = index::scoring::quantize(h.score);
             h
         });

@@ -60,6 +60,9 @@ pub(super) struct Filters {
     /// Lowercased.
     pub(super) tool: Option<String>,
     pub(super) file: Option<String>,
+    /// The documents a time prior splits off: `(start, end, inside)` keeps the turns whose
+    /// timestamp is in `[start, end)` when `inside`, the others when not.
+    pub(super) window: Option<(i64, i64, bool)>,
 }
 
 impl Filters {
@@ -74,6 +77,7 @@ impl Filters {
             }),
             tool: req.tool.as_ref().map(|t| t.to_lowercase()),
             file: req.file.as_ref().map(|f| f.to_lowercase()),
+            window: None,
         }
     }
 
@@ -91,6 +95,7 @@ impl Filters {
             && self.role_bit.is_none()
             && self.tool.is_none()
             && self.file.is_none()
+            && self.window.is_none()
     }
 
     /// Whether document `d` of segment `si`, which matched in `fields`, passes (copies of a
@@ -110,6 +115,11 @@ impl Filters {
             || self.until.is_some_and(|u| meta.timestamp >= u)
         {
             return false;
+        }
+        if let Some((start, end, inside)) = self.window {
+            if (start..end).contains(&meta.timestamp) != inside {
+                return false;
+            }
         }
         if self.role_bit.is_some_and(|bit| fields & bit == 0) {
             return false;

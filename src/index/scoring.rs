@@ -117,12 +117,19 @@ pub struct QueryWeights {
     /// Weight of a term occurrence in a turn's context field (the previous prompt) relative
     /// to one in the turn itself (`ctx`; [`Bm25`]'s context field weight).
     pub context: f32,
+    /// Multiplier of the score of a turn from the time a query names (`time`).
+    pub time: f32,
+    /// Whether a turn that matches only through its context is a hit (`ctxfind`, 0 or 1);
+    /// when not, the context only raises turns that match themselves.
+    pub context_finds: bool,
 }
 
 impl QueryWeights {
     pub const DEFAULT: QueryWeights = QueryWeights {
         function_word: 0.2,
         context: 0.5,
+        time: 2.5,
+        context_finds: false,
     };
 
     /// The weights in effect.
@@ -143,6 +150,8 @@ impl QueryWeights {
                 match k.trim() {
                     "fw" => w.function_word = x,
                     "ctx" => w.context = x,
+                    "time" => w.time = x,
+                    "ctxfind" => w.context_finds = x != 0.0,
                     _ => {}
                 }
             }

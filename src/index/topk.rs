@@ -250,6 +250,7 @@ where
             return;
         };
         let plan = req.plan;
+        let context_finds = super::scoring::QueryWeights::get().context_finds;
         let has_phrases = plan.has_phrases();
         // in recent order the lead key is known before scoring
         let early = self.defer && req.lead == Lead::Newest;
@@ -273,6 +274,9 @@ where
                 continue;
             };
             if sv.dead.contains(d) || s.groups & plan.required != plan.required || s.score <= 0.0 {
+                continue;
+            }
+            if s.groups == 0 && !context_finds {
                 continue;
             }
             if scorer.excluded(d) {

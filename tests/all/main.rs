@@ -75,6 +75,7 @@ mod search_questions;
 mod search_ranking;
 mod search_snippets;
 mod search_syntax;
+mod search_time;
 mod server;
 mod shared_index;
 mod store_concurrency;

@@ -251,6 +251,7 @@ pub fn run_with(
         build,
         short: max_chars < 1500,
         max_chars,
+        time: outcome.time.as_ref().map(time_note),
     };
     let mut n = budget::fitting(&rows, max_chars, |n| json_len(&page.envelope(n, false)));
     let mut shrunk = false;
@@ -274,6 +275,27 @@ pub fn run_with(
 }
 
 /// What a response says besides its rows.
+/// The note saying which time a query named: the days its turns were raised for, and that its
+/// words were not searched as text.
+fn time_note(t: &crate::corpus::when::TimeInQuery) -> String {
+    let day = |ms: i64| {
+        iso(Some(ms))
+            .map(|s| s[..10].to_owned())
+            .unwrap_or_default()
+    };
+    let last = day(t.end - 1);
+    let first = day(t.start);
+    let days = if first == last {
+        first
+    } else {
+        format!("{first} to {last}")
+    };
+    format!(
+        "\"{}\" read as a time: turns from {days} (UTC) rank higher; those words were not searched as text.",
+        t.words
+    )
+}
+
 struct Page {
     query: String,
     total: usize,
@@ -286,6 +308,8 @@ struct Page {
     build: Option<BuildOut>,
     short: bool,
     max_chars: usize,
+    /// What the query said about time, as a note.
+    time: Option<String>,
 }
 
 impl Page {
@@ -297,6 +321,9 @@ impl Page {
             "The query has nothing to search for (only exclusions or stopwords); add a keyword."
                 .to_owned()
         });
+        if let Some(t) = &self.time {
+            note = progress::join(note, t.clone());
+        }
         if let Some(b) = &self.build {
             note = progress::join(note, progress::note(b, self.short));
         }
