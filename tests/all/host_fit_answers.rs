@@ -73,7 +73,14 @@ fn prompt_and_resource_probes_get_empty_lists_without_a_warning() {
             json!({"resourceTemplates": []})
         );
     }
-    // asking for one by name: an invalid parameter that names it, `data.uri` for a resource
+    // a request after the probes: their log lines (if any) are written by now
+    c.index_status();
+    let log = c.stderr_text();
+    assert!(
+        !log.lines().any(|l| l.contains("WARN")),
+        "probes are not warnings:\n{log}"
+    );
+    // asking for one by name (not a probe): an invalid parameter that names it, `data.uri` for a resource
     let e = c.request_raw("prompts/get", json!({"name": "nope"}))["error"].clone();
     assert_eq!(e["code"], -32602, "{e}");
     assert!(
@@ -83,13 +90,6 @@ fn prompt_and_resource_probes_get_empty_lists_without_a_warning() {
     let e = c.request_raw("resources/read", json!({"uri": "file:///nope"}))["error"].clone();
     assert_eq!(e["code"], -32602, "{e}");
     assert_eq!(e["data"]["uri"], "file:///nope", "{e}");
-    // a request after the probes: their log lines (if any) are written by now
-    c.index_status();
-    let log = c.stderr_text();
-    assert!(
-        !log.lines().any(|l| l.contains("WARN")),
-        "probes are not warnings:\n{log}"
-    );
 }
 
 #[test]
