@@ -93,6 +93,9 @@ struct TermCursor<'a> {
     /// [`Bm25::weighted_tf`].
     scale: f32,
     group: u16,
+    /// The whole-form factor in `scale` (1 for other terms): a term only in the context
+    /// does not carry it.
+    whole: f32,
     /// Upper bound of the contribution anywhere in this list.
     ub: f32,
 }
@@ -373,9 +376,11 @@ impl<'a> SegmentScorer<'a> {
     /// Whether `d` holds an excluded term (`d` must not decrease between calls).
     #[inline]
     pub fn excluded(&mut self, d: u32) -> bool {
+        // only the turn's own fields count: a word in the previous prompt (the context) does
+        // not make this turn one that contains it
         self.excluded.iter_mut().any(|x| {
             x.advance_to(d);
-            x.doc() == d
+            x.doc() == d && x.inner.tf[..OWN_FIELDS].iter().any(|&n| n > 0)
         })
     }
 
@@ -416,10 +421,15 @@ fn take(c: &mut TermCursor, norm: &Norm, contrib: &mut [f32], acc: &mut Scored) 
         }
     }
     let x = norm.params.weighted_tf(&tf, norm.inv);
-    let part = c.scale * x / (x + norm.params.k1);
+    let own = tf[..OWN_FIELDS].iter().any(|&n| n > 0);
+    let mut part = c.scale * x / (x + norm.params.k1);
+    if !own {
+        // a whole form only in the context weighs as a plain word (below the bound)
+        part /= c.whole;
+    }
     contrib[c.slot] = part;
     acc.score += part;
-    if tf[..OWN_FIELDS].iter().any(|&n| n > 0) {
+    if own {
         acc.groups |= 1u64 << c.group.min(63);
     }
     c.cursor.next();
@@ -438,11 +448,8 @@ fn term_cursors<'a>(
         let Some(list) = seg.lookup(&t.text) else {
             continue;
         };
-        let weight = if t.whole {
-            t.weight * WHOLE_FORM_WEIGHT
-        } else {
-            t.weight
-        };
+        let whole = if t.whole { WHOLE_FORM_WEIGHT } else { 1.0 };
+        let weight = t.weight * whole;
         let cursor = BlockCursor::new(list, seg.blockmax().blocks(list.term_id));
         let scale = weight * idf.of(&t.text) * (params.k1 + 1.0);
         let ub = scale * cursor.list_max() * adjust;
@@ -451,6 +458,7 @@ fn term_cursors<'a>(
             slot: out.len(),
             scale,
             group: t.group,
+            whole,
             ub,
         });
     }
@@ -486,6 +494,7 @@ fn prefix_cursors<'a>(
                 slot: out.len(),
                 scale,
                 group: *group,
+                whole: 1.0,
                 ub,
             });
         }

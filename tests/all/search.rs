@@ -93,23 +93,26 @@ fn results_are_sorted_by_score_descending() {
 fn ties_are_ordered_by_session_id_then_turn_number() {
     let dir = ProjectsDir::new();
     let p = dir.project("-home-u-work-ties");
-    // identical turns everywhere, written in an order unlike the expected one
+    // identical turns everywhere, written in an order unlike the expected one; each after
+    // the same other prompt, so their contexts (the prompt before) are equal too
     for sid in ["s-c", "s-a", "s-b"] {
         let mut w = p.session(sid);
-        w.exchange("tiebreak identical text", "ok");
-        w.exchange("tiebreak identical text", "ok");
+        for _ in 0..2 {
+            w.exchange("an opening remark", "ok");
+            w.exchange("tiebreak identical text", "ok");
+        }
     }
     let s = serve(dir);
     let r = s.search_with(json!({"query": "tiebreak", "limit": 100}));
     assert_eq!(
         hit_keys(&r),
         vec![
-            k("s-a", 0),
             k("s-a", 1),
-            k("s-b", 0),
+            k("s-a", 3),
             k("s-b", 1),
-            k("s-c", 0),
-            k("s-c", 1)
+            k("s-b", 3),
+            k("s-c", 1),
+            k("s-c", 3)
         ]
     );
     let scores: Vec<&Value> = r["results"]
