@@ -1,12 +1,12 @@
 //! The command line: `serve` (default), the one-shot commands (`search`, `list`, `show`,
 //! `status`, `context`), the durable store's (`forget`, `store status`), shell completions
 //! and the man page, and how their options resolve into index roots and the project.
-pub mod store;
 mod commands;
 pub mod human;
 pub mod output;
 mod progress;
 pub mod sources;
+pub mod store;
 
 use crate::cache::Cache;
 use crate::corpus::project::{Project, Scope};
