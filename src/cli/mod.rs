@@ -1,7 +1,8 @@
 //! The command line: `serve` (default), the one-shot commands (`search`, `list`, `show`,
-//! `status`, `context`), the durable store's (`forget`, `store status`), shell completions
-//! and the man page, and how their options resolve into index roots and the project.
+//! `status`, `context`), the durable store's (`forget`, `store status`, `export`, `import`),
+//! shell completions and the man page, and how their options resolve into index roots and the project.
 mod commands;
+pub mod export;
 pub mod human;
 pub mod output;
 mod progress;
@@ -147,6 +148,13 @@ pub enum Command {
     /// The durable store: `store status` (`archive status` is the older spelling).
     #[command(alias = "archive")]
     Store(store::StoreArgs),
+    /// Write the durable store's history (redacted, as the tools return it) as NDJSON: one
+    /// record per conversation and per turn, read at one commit while servers run. Selectors
+    /// as for forget (any number, all must match; none: everything).
+    Export(export::ExportArgs),
+    /// Merge an `export` file into the durable store (each turn once; conversations forgotten
+    /// here stay forgotten); a bad line imports nothing.
+    Import(export::ImportArgs),
     /// Print a conversation, or one turn of it.
     Show(ShowArgs),
     /// Print what the index holds (the `index_status` tool's answer).
@@ -409,6 +417,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Forget(args)) => store::forget(&cli.global, &args),
         Some(Command::Store(args)) => store::run(&cli.global, &args),
+        Some(Command::Export(args)) => export::export(&cli.global, &args),
+        Some(Command::Import(args)) => export::import(&cli.global, &args),
         Some(Command::Show(args)) => commands::show(global, &shared(None)?.snapshot(), args),
         Some(Command::Status) => commands::status(global, &*shared(None)?),
         Some(Command::Context(args)) => commands::context(args, |scope, n| {
