@@ -226,6 +226,8 @@ impl Snapshot {
 
     pub fn search(&self, req: &SearchRequest) -> SearchOutcome {
         let mut plan = index::query::parse(&req.query, &mut Tokenizer::new());
+        let forms = index::scoring::QueryWeights::get().word_form;
+        index::forms::add_forms(&mut plan, &self.index, forms);
         if plan.is_empty() {
             return SearchOutcome {
                 total: 0,

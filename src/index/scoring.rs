@@ -88,10 +88,16 @@ pub fn quantize(score: f32) -> i64 {
 pub struct QueryWeights {
     /// Multiplier of a function word's weight in a query with other words (`fw`).
     pub function_word: f32,
+    /// Weight of another form of a natural-language word (same stem), relative to the word as
+    /// typed (`stem`; 0: word forms do not meet).
+    pub word_form: f32,
 }
 
 impl QueryWeights {
-    pub const DEFAULT: QueryWeights = QueryWeights { function_word: 0.2 };
+    pub const DEFAULT: QueryWeights = QueryWeights {
+        function_word: 0.2,
+        word_form: 0.3,
+    };
 
     /// The weights in effect.
     pub fn get() -> QueryWeights {
@@ -108,8 +114,10 @@ impl QueryWeights {
                 let Ok(x) = x.trim().parse::<f32>() else {
                     continue;
                 };
-                if k.trim() == "fw" {
-                    w.function_word = x;
+                match k.trim() {
+                    "fw" => w.function_word = x,
+                    "stem" => w.word_form = x,
+                    _ => {}
                 }
             }
             w

@@ -69,6 +69,7 @@ mod redact_store;
 mod scope;
 mod search;
 mod search_filters;
+mod search_forms;
 mod search_order;
 mod search_questions;
 mod search_ranking;
