@@ -38,7 +38,8 @@ fn a_word_finds_its_other_forms_below_the_form_typed() {
     ]);
     assert_eq!(turns(&s, "pets"), [1, 0], "`pets` first, then `pet`");
     assert_eq!(turns(&s, "pet"), [0, 1], "`pet` first, then `pets`");
-    assert_eq!(turns(&s, "What did they say about pets?"), [1, 0]);
+    // in a question, the function words match other turns too: the forms rank first
+    assert_eq!(turns(&s, "What did they say about pets?")[..2], [1, 0]);
 }
 
 #[test]
