@@ -2,20 +2,21 @@
 //! (`pets` meets `pet`, `explored` meets `explore`), found by their English Snowball stem, at a
 //! lower weight than the word as typed, so an exact form still ranks first. Only plain words
 //! are stemmed: letters only, lowercase after at most a first capital (see
-//! [`is_natural_word`]); identifiers, paths, flags, numbers and code never are, on either side.
+//! [`super::query::is_natural_word`]); identifiers, paths, flags, numbers and code never are,
+//! on either side.
 //!
 //! The index holds no stems (the cache format does not change): the forms are the dictionary
 //! terms whose stem equals the query word's, looked for in each segment's sorted dictionary
 //! among the terms starting like the stem, and remembered per segment
 //! ([`super::segment::FormCache`]).
+#[cfg(test)]
+use super::query::is_natural_word;
 use super::query::{Plan, PlanTerm};
 use super::segment::Segment;
 use super::view::IndexView;
 use rust_stemmers::{Algorithm, Stemmer};
 use std::sync::OnceLock;
 
-/// Shortest word stemmed, in bytes (`is`, `us` and the like are left alone).
-const MIN_WORD: usize = 3;
 /// How much longer than its stem a form may be (`explor` → `explorations`).
 const MAX_SUFFIX: usize = 7;
 /// Stems remembered per segment before the memory is cleared.
@@ -28,28 +29,6 @@ pub fn stem(word: &str) -> String {
         .get_or_init(|| Stemmer::create(Algorithm::English))
         .stem(word)
         .into_owned()
-}
-
-/// Whether the keyword `typed` (as the user wrote it) is a natural-language word whose forms
-/// may be met: letters only, lowercase after at most a first capital (`Pets`, `pets`), at least
-/// [`MIN_WORD`] long, once the punctuation of a sentence around it (`"pets?"`, `(pets),`) and
-/// a possessive or contraction ending (`Nate's`) are set aside. Anything with a digit, `_`,
-/// `/`, `.`, `-`, a camel hump or all capitals is code or a name of something, and is not.
-pub fn is_natural_word(typed: &str) -> bool {
-    let w = typed.trim_start_matches(['"', '\'', '(', '[', '{', '\u{201C}', '\u{2018}']);
-    let w = w.trim_end_matches([
-        '?', '!', '.', ',', ';', ':', '"', '\'', ')', ']', '}', '\u{201D}', '\u{2019}',
-    ]);
-    let w = match w.rfind(['\'', '\u{2019}']) {
-        Some(i)
-            if super::query::is_contraction_tail(&w[i..].chars().skip(1).collect::<String>()) =>
-        {
-            &w[..i]
-        }
-        _ => w,
-    };
-    let b = w.as_bytes();
-    b.len() >= MIN_WORD && b[0].is_ascii_alphabetic() && b[1..].iter().all(u8::is_ascii_lowercase)
 }
 
 /// Whether a dictionary term may be a form of a natural word: lowercase ASCII letters only.
@@ -138,6 +117,7 @@ pub fn add_forms(plan: &mut Plan, view: &IndexView, weight: f32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::query::is_natural_word;
     use proptest::prelude::*;
 
     #[test]

@@ -218,7 +218,7 @@ pub fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
                 };
                 keyword_groups |= 1u64 << group.min(63);
                 if let [(t, false)] = terms.as_slice()
-                    && super::forms::is_natural_word(&w)
+                    && is_natural_word(&w)
                     && !super::function_words::is_function_word(t)
                     && !plan.words.iter().any(|(x, g)| x == t && *g == group)
                 {
@@ -318,6 +318,31 @@ fn keyword_terms(w: &str, tok: &mut Tokenizer) -> Vec<(String, bool)> {
 /// (`'s`, `n't`'s `t`, `'re`, `'ve`, `'ll`, `'d`, `'m`): not a word of the question.
 pub fn is_contraction_tail(t: &str) -> bool {
     matches!(t, "s" | "t" | "re" | "ve" | "ll" | "d" | "m")
+}
+
+/// Shortest word stemmed, in bytes (`is`, `us` and the like are left alone).
+const MIN_WORD: usize = 3;
+
+/// Whether the keyword `typed` (as the user wrote it) is a natural-language word whose forms
+/// may be met: letters only, lowercase after at most a first capital (`Pets`, `pets`), at least
+/// [`MIN_WORD`] long, once the punctuation of a sentence around it (`"pets?"`, `(pets),`) and
+/// a possessive or contraction ending (`Nate's`) are set aside. Anything with a digit, `_`,
+/// `/`, `.`, `-`, a camel hump or all capitals is code or a name of something, and is not.
+pub fn is_natural_word(typed: &str) -> bool {
+    let w = typed.trim_start_matches(['"', '\'', '(', '[', '{', '\u{201C}', '\u{2018}']);
+    let w = w.trim_end_matches([
+        '?', '!', '.', ',', ';', ':', '"', '\'', ')', ']', '}', '\u{201D}', '\u{2019}',
+    ]);
+    let w = match w.rfind(['\'', '\u{2019}']) {
+        Some(i)
+            if super::query::is_contraction_tail(&w[i..].chars().skip(1).collect::<String>()) =>
+        {
+            &w[..i]
+        }
+        _ => w,
+    };
+    let b = w.as_bytes();
+    b.len() >= MIN_WORD && b[0].is_ascii_alphabetic() && b[1..].iter().all(u8::is_ascii_lowercase)
 }
 
 /// Shortest opaque token, in bytes.
