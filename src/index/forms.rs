@@ -9,8 +9,6 @@
 //! terms whose stem equals the query word's, looked for in each segment's sorted dictionary
 //! among the terms starting like the stem, and remembered per segment
 //! ([`super::segment::FormCache`]).
-#[cfg(test)]
-use super::query::is_natural_word;
 use super::query::{Plan, PlanTerm};
 use super::segment::Segment;
 use super::view::IndexView;
