@@ -288,19 +288,17 @@ WORDS = ["index", "writer", "config", "builder", "snapshot", "segment", "tokeniz
 
 
 def _words40(r, sep):
-    """Exactly 40 characters of words (capitalised or not, with short numbers) joined by `sep`."""
+    """Exactly 40 characters of whole words (capitalised or not, some with short numbers)
+    joined by `sep`, with a capital somewhere (a run of exactly 40 is never a cut word)."""
     while True:
         parts = []
         while len(sep.join(parts)) < 40:
             w = r.choice(WORDS)
             w = w.capitalize() if r.random() < 0.6 else w
             parts.append(w + (str(r.randint(1, 99)) if r.random() < 0.3 else ""))
-        s = sep.join(parts)[:40]
-        if (not sep or (not s.endswith(sep) and sep in s)) and any(c.isupper() for c in s):
-            tail = s.rsplit(sep, 1)[-1] if sep else s
-            # a cut word keeps 2+ letters after a capital (what words look like)
-            if len(tail) >= 3 or tail.isdigit():
-                return s
+        s = sep.join(parts)
+        if len(s) == 40 and any(c.isupper() for c in s):
+            return s
 
 
 def look_alike_near_key(r, i):
@@ -313,7 +311,7 @@ def look_alike_near_key(r, i):
     if k == 1:
         return _words40(r, "/")  # a relative path of exactly 40 characters
     if k == 2:
-        return "/" + _words40(r, "/")[1:]
+        return "/" + _words40(r, "/")[1:]  # an absolute path
     if k == 3:
         return _words40(r, "")  # an identifier of exactly 40 characters
     if k == 4:
