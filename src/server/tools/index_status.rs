@@ -5,7 +5,7 @@ use super::progress::{self, BuildOut};
 use crate::cache::CacheReport;
 use crate::corpus::Snapshot;
 use crate::live::LiveStatus;
-use crate::server::toolset::{self, Ctx, Lane, ToolDef};
+use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
@@ -345,7 +345,7 @@ pub const DEF: ToolDef = ToolDef {
 };
 
 fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| {
+    super::invoke(DEF.name, args, |p| {
         run(
             ctx.snap,
             ctx.live,

@@ -7,7 +7,7 @@ use crate::corpus::Snapshot;
 use crate::corpus::digest::SessionDigest;
 use crate::corpus::project::Scope;
 use crate::index::facts;
-use crate::server::toolset::{self, Ctx, Lane, ToolDef};
+use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use crate::transcript::tools::cut_chars;
 use rmcp::model::JsonObject;
@@ -241,5 +241,5 @@ pub const DEF: ToolDef = ToolDef {
 };
 
 fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| run(ctx.snap, p))
+    super::invoke(DEF.name, args, |p| run(ctx.snap, p))
 }

@@ -6,7 +6,7 @@ use super::{check_limit, check_offset, check_scope, check_source, check_time, is
 use crate::corpus::Snapshot;
 use crate::corpus::query::{MatchRole, SearchRequest, SortOrder};
 use crate::index::Stop;
-use crate::server::toolset::{self, Ctx, Lane, ToolDef};
+use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
@@ -31,7 +31,7 @@ pub const DEF: ToolDef = ToolDef {
 };
 
 fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| run_with(ctx.snap, p, ctx.stop))
+    super::invoke(DEF.name, args, |p| run_with(ctx.snap, p, ctx.stop))
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
