@@ -245,6 +245,7 @@ pub fn run_with(
         searchable: outcome.searchable,
         stopped: outcome.stopped && !stop.cancelled(),
         build,
+        roots: super::roots::note(snap, max_chars < 1500),
         short: max_chars < 1500,
         max_chars,
     };
@@ -280,6 +281,8 @@ struct Page {
     searchable: bool,
     stopped: bool,
     build: Option<BuildOut>,
+    /// The note on transcripts directories that yield nothing.
+    roots: Option<String>,
     short: bool,
     max_chars: usize,
 }
@@ -296,6 +299,7 @@ impl Page {
         if let Some(b) = &self.build {
             note = progress::join(note, progress::note(b, self.short));
         }
+        note = progress::join_opt(note, self.roots.clone());
         if self.stopped {
             note = progress::join(
                 note,
