@@ -259,6 +259,8 @@ impl Snapshot {
             .as_ref()
             .map_or(req.query.as_str(), |t| t.rest.as_str());
         let mut plan = index::query::parse(text, &mut Tokenizer::new());
+        let forms = index::scoring::QueryWeights::get().word_form;
+        index::forms::add_forms(&mut plan, &self.index, forms);
         if plan.is_empty() {
             return SearchOutcome {
                 total: 0,

@@ -322,6 +322,7 @@ impl SegmentBuilder {
             docs: DocColumns::from_metas(&self.docs),
             odd: std::mem::take(&mut self.odd),
             blockmax: Default::default(),
+            forms: Default::default(),
             text,
             total_len: self.total_len,
             total_context_len: self.total_context_len,

@@ -9,7 +9,7 @@
 //! Modules, each using only those before it: `schema` (documents and the posting format),
 //! `tokenizer`, `intern`, `pool` (posting lists under construction) and `facts` (the leaves);
 //! `scoring` (BM25 arithmetic); `blockmax`; `columns` (per-document metadata); `segment` and `builder`; `view`; `segment_codec`; `merge`; `phrase` (matching
-//! phrases in texts); `query` (syntax and [`Plan`]); `snippet`; `expand` (what a prefix stands for, over the whole view); `maxscore`
+//! phrases in texts); `query` (syntax and [`Plan`]); `snippet`; `expand` (what a prefix stands for, over the whole view); `forms` (the other forms of a query's words, over the view); `maxscore`
 //! (one segment's scoring) and `topk` (the evaluation).
 pub mod blockmax;
 mod builder;
@@ -17,6 +17,7 @@ mod columns;
 mod expand;
 pub mod facts;
 mod fold;
+pub mod forms;
 pub mod function_words;
 pub mod intern;
 mod lookahead;

@@ -40,6 +40,9 @@ pub struct Plan {
     pub needed: Vec<String>,
     /// What the user wrote for each group (keyword, `"phrase"`, `prefix*`).
     pub labels: Vec<String>,
+    /// The natural-language keywords (term, group) whose other word forms may also match
+    /// (see [`super::forms`]).
+    pub words: Vec<(String, u16)>,
     /// When to give up and return what was found (time budget, cancellation).
     pub stop: super::stop::Stop,
     /// `phrases` and `excluded_phrases`, compiled for matching.
@@ -214,6 +217,13 @@ pub fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
                     None => plan.new_group(&w),
                 };
                 keyword_groups |= 1u64 << group.min(63);
+                if let [(t, false)] = terms.as_slice()
+                    && is_natural_word(&w)
+                    && !super::function_words::is_function_word(t)
+                    && !plan.words.iter().any(|(x, g)| x == t && *g == group)
+                {
+                    plan.words.push((t.clone(), group));
+                }
                 for (t, whole) in terms {
                     add(&mut plan, &t, group, whole);
                 }
@@ -271,20 +281,29 @@ pub fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
 /// The terms of keyword `w` as typed, each with whether it is a whole form: a compound's
 /// whole form (`notify_debouncer`, `src/index/mod.rs`, `__init__`), which holds the keyword's
 /// other terms, not merely the first of several words (`Nate's` is `nate` and `s`, `foo(bar)`
-/// is `foo` and `bar`: no whole form). The `s` of a possessive (`Nate's`, `it’s`) is left out:
-/// it is not a word of the question.
+/// is `foo` and `bar`: no whole form). The ending of a possessive or contraction (`Nate's`,
+/// `it’s`, `don't`, `we're`) is left out: the word is its head. An opaque token (a key, hash,
+/// UUID: [`is_opaque`]) is only its whole forms: a turn holding a fragment of it does not match.
 fn keyword_terms(w: &str, tok: &mut Tokenizer) -> Vec<(String, bool)> {
     let mut spans: Vec<(String, usize, usize)> = Vec::new();
     tok.for_each_term_at(w, |t, a, b| spans.push((t.to_owned(), a, b)));
-    let possessive = |a: usize| {
+    let ending = |t: &str, a: usize| {
         let before = &w[..a];
-        before.ends_with('\'') || before.ends_with('\u{2019}')
+        (before.ends_with('\'') || before.ends_with('\u{2019}')) && is_contraction_tail(t)
     };
     let whole_forms = tok.config().whole;
+    let opaque = is_opaque(w);
+    let inside = |i: usize, a: usize, b: usize| {
+        spans
+            .iter()
+            .enumerate()
+            .any(|(j, (_, c, d))| j != i && c <= &a && &b <= d && (*c, *d) != (a, b))
+    };
     spans
         .iter()
         .enumerate()
-        .filter(|(_, (t, a, _))| !(t == "s" && possessive(*a)))
+        .filter(|(_, (t, a, _))| !ending(t, *a))
+        .filter(|(i, (_, a, b))| !(opaque && inside(*i, *a, *b)))
         .map(|(i, (t, a, b))| {
             let holds_others = spans
                 .iter()
@@ -293,6 +312,66 @@ fn keyword_terms(w: &str, tok: &mut Tokenizer) -> Vec<(String, bool)> {
             (t.clone(), whole_forms && holds_others)
         })
         .collect()
+}
+
+/// Whether `t`, after an apostrophe, is the ending of a possessive or an English contraction
+/// (`'s`, `n't`'s `t`, `'re`, `'ve`, `'ll`, `'d`, `'m`): not a word of the question.
+pub fn is_contraction_tail(t: &str) -> bool {
+    matches!(t, "s" | "t" | "re" | "ve" | "ll" | "d" | "m")
+}
+
+/// Shortest word stemmed, in bytes (`is`, `us` and the like are left alone).
+const MIN_WORD: usize = 3;
+
+/// Whether the keyword `typed` (as the user wrote it) is a natural-language word whose forms
+/// may be met: letters only, lowercase after at most a first capital (`Pets`, `pets`), at least
+/// [`MIN_WORD`] long, once the punctuation of a sentence around it (`"pets?"`, `(pets),`) and
+/// a possessive or contraction ending (`Nate's`) are set aside. Anything with a digit, `_`,
+/// `/`, `.`, `-`, a camel hump or all capitals is code or a name of something, and is not.
+pub fn is_natural_word(typed: &str) -> bool {
+    let w = typed.trim_start_matches(['"', '\'', '(', '[', '{', '\u{201C}', '\u{2018}']);
+    let w = w.trim_end_matches([
+        '?', '!', '.', ',', ';', ':', '"', '\'', ')', ']', '}', '\u{201D}', '\u{2019}',
+    ]);
+    let w = match w.rfind(['\'', '\u{2019}']) {
+        Some(i)
+            if super::query::is_contraction_tail(&w[i..].chars().skip(1).collect::<String>()) =>
+        {
+            &w[..i]
+        }
+        _ => w,
+    };
+    let b = w.as_bytes();
+    b.len() >= MIN_WORD && b[0].is_ascii_alphabetic() && b[1..].iter().all(u8::is_ascii_lowercase)
+}
+
+/// Shortest opaque token, in bytes.
+const MIN_OPAQUE: usize = 16;
+
+/// Whether keyword `w` is an opaque token (a key, hash, UUID, base64 run): at least
+/// [`MIN_OPAQUE`] bytes of ASCII letters, digits and `-_./+=:`, in which letters and digits
+/// alternate at least 4 times and once per 10 bytes (`550e8400-e29b-41d4-…`), which no word
+/// or identifier of words does (`sha256sum_x86_64` alternates 3 times).
+pub fn is_opaque(w: &str) -> bool {
+    let w = w.trim_start_matches(['"', '\'', '(', '[', '{', '<']);
+    let w = w.trim_end_matches(['?', '!', '.', ',', ';', ':', '"', '\'', ')', ']', '}', '>']);
+    let b = w.as_bytes();
+    if b.len() < MIN_OPAQUE
+        || !b
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"-_./+=:".contains(c))
+    {
+        return false;
+    }
+    let turns = b
+        .windows(2)
+        .filter(|p| {
+            p[0].is_ascii_alphanumeric()
+                && p[1].is_ascii_alphanumeric()
+                && p[0].is_ascii_digit() != p[1].is_ascii_digit()
+        })
+        .count();
+    turns >= 4 && turns * 10 >= b.len()
 }
 
 /// Weighs the function words of plain keywords ([`super::function_words`]) next to nothing
@@ -367,7 +446,8 @@ mod tests {
         };
         assert_eq!(whole("Nate's"), own(&[("nate", false)]));
         assert_eq!(whole("it\u{2019}s"), own(&[("it", false)]));
-        assert_eq!(whole("don't"), own(&[("don", false), ("t", false)]));
+        assert_eq!(whole("don't"), own(&[("don", false)]));
+        assert_eq!(whole("we\u{2019}re"), own(&[("we", false)]));
         assert_eq!(whole("foo(bar)"), own(&[("foo", false), ("bar", false)]));
         assert_eq!(
             whole("Vec<String>"),

@@ -122,6 +122,9 @@ pub struct QueryWeights {
     /// Whether a turn that matches only through its context is a hit (`ctxfind`, 0 or 1);
     /// when not, the context only raises turns that match themselves.
     pub context_finds: bool,
+    /// Weight of another form of a natural-language word (same stem), relative to the word as
+    /// typed (`stem`; 0: word forms do not meet).
+    pub word_form: f32,
 }
 
 impl QueryWeights {
@@ -130,6 +133,7 @@ impl QueryWeights {
         context: 0.5,
         time: 2.5,
         context_finds: false,
+        word_form: 0.3,
     };
 
     /// The weights in effect.
@@ -152,6 +156,7 @@ impl QueryWeights {
                     "ctx" => w.context = x,
                     "time" => w.time = x,
                     "ctxfind" => w.context_finds = x != 0.0,
+                    "stem" => w.word_form = x,
                     _ => {}
                 }
             }

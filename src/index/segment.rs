@@ -39,7 +39,14 @@ pub struct Segment {
     pub(super) dup_docs: Column<u32>,
     /// Block-max metadata of the long posting lists. Derived.
     pub(super) blockmax: BlockMax,
+    /// The word forms found for the stems queries asked for (memory only).
+    pub(super) forms: FormCache,
 }
+
+/// The terms (ids into the segment's dictionary) found for each stem a query asked for, kept
+/// for the next query (see `forms`); memory only, never written.
+#[derive(Debug, Default)]
+pub struct FormCache(pub(super) std::sync::Mutex<rustc_hash::FxHashMap<Box<str>, Box<[u32]>>>);
 
 impl Segment {
     pub fn doc_count(&self) -> usize {

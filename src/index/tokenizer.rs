@@ -1,5 +1,6 @@
 //! The code-aware tokenizer: lowercases, keeps identifiers, paths and flags whole *and* emits
-//! their parts, never drops words (no stopwords, no stemming: `not` and `no` stay), and treats
+//! their parts, never drops words (no stopwords, no stemming: `not` and `no` stay; a query's
+//! words meet their other forms at query time, see `index::forms`), and treats
 //! each CJK character as a word. Index and queries use the same function.
 //!
 //! `src/index/mod.rs` → `src/index/mod.rs`, `src`, `index`, `mod`, `rs`;

@@ -115,11 +115,13 @@ pub fn run(snap: &Snapshot, p: FileHistoryParams) -> Result<FileHistoryResponse,
         .collect();
     let build = progress::building(snap);
     let short = max_chars < 1500;
+    let roots = super::roots::note(snap, short);
     let available = rows.len();
     let echo = budget::clip(needle, budget::echo_chars(max_chars));
     let envelope = |n: usize, shrunk: bool| {
         let next = offset + n;
         let mut note = build.as_ref().map(|b| progress::note(b, short));
+        note = progress::join_opt(note, roots.clone());
         if n < available || shrunk {
             note = progress::join(
                 note,

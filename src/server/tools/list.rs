@@ -137,10 +137,12 @@ pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
         .collect();
     let build = progress::building(snap);
     let short = max_chars < 1500;
+    let roots = super::roots::note(snap, short);
     let available = rows.len();
     let envelope = |n: usize, shrunk: bool| {
         let next = offset + n;
         let mut note = build.as_ref().map(|b| progress::note(b, short));
+        note = progress::join_opt(note, roots.clone());
         if n < available || shrunk {
             note = progress::join(
                 note,

@@ -10,6 +10,7 @@ pub mod progress;
 pub mod read_conversation;
 pub mod read_turn;
 pub mod recent_context;
+pub mod roots;
 pub mod search;
 pub mod store_out;
 

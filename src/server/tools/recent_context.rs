@@ -200,15 +200,17 @@ pub fn run(snap: &Snapshot, p: RecentContextParams) -> Result<RecentContextRespo
     let (scope, n, max_chars) = validate(&p)?;
     let digests = snap.recent_sessions(scope, n);
     let build = progress::building(snap);
+    let short = max_chars < 1500;
     let note = build
         .as_ref()
-        .map(|b| progress::note(b, max_chars < 1500))
+        .map(|b| progress::note(b, short))
         .or_else(|| {
             (digests.is_empty() && scope == Scope::Project).then(|| {
                 "No session of this project is indexed; scope=\"all\" covers every project's."
                     .to_owned()
             })
         });
+    let note = progress::join_opt(note, super::roots::note(snap, short));
     let mut resp = RecentContextResponse {
         context: String::new(),
         session_ids: digests.iter().map(|d| d.conv.id.clone()).collect(),

@@ -249,6 +249,7 @@ pub fn run_with(
         searchable: outcome.searchable,
         stopped: outcome.stopped && !stop.cancelled(),
         build,
+        roots: super::roots::note(snap, max_chars < 1500),
         short: max_chars < 1500,
         max_chars,
         time: outcome.time.as_ref().map(time_note),
@@ -306,6 +307,8 @@ struct Page {
     searchable: bool,
     stopped: bool,
     build: Option<BuildOut>,
+    /// The note on transcripts directories that yield nothing.
+    roots: Option<String>,
     short: bool,
     max_chars: usize,
     /// What the query said about time, as a note.
@@ -327,6 +330,7 @@ impl Page {
         if let Some(b) = &self.build {
             note = progress::join(note, progress::note(b, self.short));
         }
+        note = progress::join_opt(note, self.roots.clone());
         if self.stopped {
             note = progress::join(
                 note,

@@ -294,7 +294,8 @@ pub fn turns(c: &McpClient, session_id: &str) -> Vec<Value> {
 }
 
 /// A search term unique to the test: `prefix` followed by `n` in letters (`a`, `b`, …,
-/// `ba`, …). Letters only, so the tokenizer never splits it into shared parts.
+/// `ba`, …), then `0`. Letters and a digit: the tokenizer never splits it into shared parts,
+/// and it is no English word, so no other tag is a form of it (`index::forms`).
 pub fn tag(prefix: &str, n: usize) -> String {
     let mut digits = Vec::new();
     let mut n = n;
@@ -306,5 +307,5 @@ pub fn tag(prefix: &str, n: usize) -> String {
         }
     }
     digits.reverse();
-    format!("{prefix}{}", String::from_utf8(digits).expect("ascii"))
+    format!("{prefix}{}0", String::from_utf8(digits).expect("ascii"))
 }
