@@ -771,6 +771,6 @@ fn newest_first(found: Vec<SourceFile>) -> (Vec<SourceFile>, Vec<u64>) {
         })
         .collect();
     // stable: files of the same moment keep their path order
-    planned.sort_by(|a, b| a.0.cmp(&b.0));
+    planned.sort_by_key(|p| p.0);
     planned.into_iter().map(|(_, f, size)| (f, size)).unzip()
 }
