@@ -13,6 +13,7 @@ use super::doc_index::DocIndex;
 use super::files::{Changes, FileEntry, Files};
 use super::ingest::ReadOutcome;
 use super::publish::Parts;
+use super::store_backlog::Queued;
 use super::store_sync::StoreSync;
 use crate::transcript::ConvState;
 use std::collections::BTreeSet;
@@ -299,7 +300,8 @@ impl Contents {
                 entry.convs.push((c.id.clone(), id));
                 self.update_conversation(&entry, id, c);
                 if let Some(s) = self.store.as_mut() {
-                    s.note_records(id, records.next().unwrap_or_default());
+                    let queued = records.next().unwrap_or(Queued::Memory(Vec::new()));
+                    s.note_queued(id, queued);
                 }
             }
             self.files.insert(path, entry);
