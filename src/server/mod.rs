@@ -87,12 +87,20 @@ impl ConversationServer {
 
 impl ServerHandler for ConversationServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "conversation-search",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(INSTRUCTIONS)
+        // Prompts and resources are declared because their lists are answered (empty): the
+        // capabilities say what is served, and hosts that probe them get a plain answer.
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_prompts()
+                .enable_resources()
+                .enable_tools()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "conversation-search",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -142,9 +150,10 @@ impl ServerHandler for ConversationServer {
         ))
     }
 
-    // Only tools are declared (the capabilities say what is served). Hosts probe the other
-    // lists anyway (Qwen Code on every connect): they get empty lists, logged at debug level,
-    // not a method-not-found error that rmcp would log as a warning on every connect.
+    // Prompts and resources: none are served. Hosts probe the lists (Qwen Code on every
+    // connect): they get empty lists, logged at debug level, not a method-not-found error that
+    // rmcp would log as a warning on every connect; asking for one by name is an invalid
+    // parameter that names it (SEP-2164: `data.uri` for a resource).
     async fn list_prompts(
         &self,
         _: Option<rmcp::model::PaginatedRequestParams>,
@@ -161,6 +170,36 @@ impl ServerHandler for ConversationServer {
     ) -> Result<rmcp::model::ListResourcesResult, rmcp::ErrorData> {
         tracing::debug!("resources/list: no resources are served");
         Ok(rmcp::model::ListResourcesResult::default())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, rmcp::ErrorData> {
+        Err(ErrorData::invalid_params(
+            format!(
+                "Unknown prompt `{}`: this server serves no prompts, only tools ({})",
+                tools::budget::clip(&request.name, tools::budget::ECHO_CHARS),
+                toolset::names()
+            ),
+            None,
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, rmcp::ErrorData> {
+        Err(ErrorData::invalid_params(
+            format!(
+                "Resource not found: `{}`; this server serves no resources, only tools ({})",
+                tools::budget::clip(&request.uri, tools::budget::ECHO_CHARS),
+                toolset::names()
+            ),
+            Some(serde_json::json!({ "uri": request.uri })),
+        ))
     }
 
     async fn list_resource_templates(

@@ -55,7 +55,11 @@ fn prompt_and_resource_probes_get_empty_lists_without_a_warning() {
         init["capabilities"]
             .as_object()
             .map(|o| o.keys().cloned().collect::<Vec<_>>()),
-        Some(vec!["tools".to_owned()]),
+        Some(vec![
+            "prompts".to_owned(),
+            "resources".to_owned(),
+            "tools".to_owned()
+        ]),
         "the capabilities say what is served: {init}"
     );
     for _ in 0..3 {
@@ -76,6 +80,16 @@ fn prompt_and_resource_probes_get_empty_lists_without_a_warning() {
         !log.lines().any(|l| l.contains("WARN")),
         "probes are not warnings:\n{log}"
     );
+    // asking for one by name (not a probe): an invalid parameter that names it, `data.uri` for a resource
+    let e = c.request_raw("prompts/get", json!({"name": "nope"}))["error"].clone();
+    assert_eq!(e["code"], -32602, "{e}");
+    assert!(
+        e["message"].as_str().unwrap_or("").contains("`nope`"),
+        "{e}"
+    );
+    let e = c.request_raw("resources/read", json!({"uri": "file:///nope"}))["error"].clone();
+    assert_eq!(e["code"], -32602, "{e}");
+    assert_eq!(e["data"]["uri"], "file:///nope", "{e}");
 }
 
 #[test]
