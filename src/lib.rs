@@ -31,7 +31,9 @@
 //!   configuration key, mapped read-only and verified while decoding) and the writer lock and
 //!   generation files that servers sharing it use.
 //! - [`store`]: the durable store of every conversation and turn ever indexed (SQLite in WAL mode):
-//!   schema, records, writer lock, forget, retention.
+//!   schema, records, writer lock, forget, retention, and `export`/`import` in the versioned
+//!   exchange format of [`store::exchange`] (`"v":1` NDJSON, one line per conversation and per
+//!   turn; the `_bulk` form adds an action line before each).
 //! - [`corpus`]: the indexed corpus, owned by [`corpus::writer::Writer`], a coordinator of parts
 //!   that each own their state (below), and the immutable [`corpus::Snapshot`] every query reads.
 //! - [`live`]: keeping the corpus fresh: `live::indexer::Indexer` (lock election, watching,
@@ -114,7 +116,10 @@
 //!   in the musl build. One writer by `flock` on `writer.lock`; every server looks for new commits
 //!   every 100 ms and reads what changed in one read transaction. Records are deflated and
 //!   checksummed; turns are keyed by (conversation, number) with a content hash, copies by their
-//!   duplicate key. The store holds only what the tools return. OpenCode's, Goose's and Crush's
+//!   duplicate key. The store holds only what the tools return. `export` reads it in one read
+//!   transaction; `import` checks every line, then merges in one commit (turns it lacks only;
+//!   forgotten ids win). A stored conversation no root of a server could hold is shown by it
+//!   when only the store has it (transcript gone, or never on this machine). OpenCode's, Goose's and Crush's
 //!   databases are still read by our own read-only SQLite reader (`transcript::sqlite`): SQLite
 //!   itself creates `-shm` files beside a live database even read-only, or ignores its
 //!   write-ahead log with `immutable=1`.

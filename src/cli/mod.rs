@@ -1,8 +1,9 @@
 //! The command line: `serve` (default), the one-shot commands (`search`, `list`, `show`,
-//! `status`, `context`), the durable store's (`forget`, `archive status`), shell completions
+//! `status`, `context`), the durable store's (`forget`, `archive status`, `export`, `import`), shell completions
 //! and the man page, and how their options resolve into index roots and the project.
 pub mod archive;
 mod commands;
+pub mod export;
 pub mod human;
 pub mod output;
 mod progress;
@@ -146,6 +147,13 @@ pub enum Command {
     Forget(archive::ForgetArgs),
     /// The durable store: `archive status`.
     Archive(archive::ArchiveArgs),
+    /// Write the durable store's history (redacted, as the tools return it) as NDJSON: one
+    /// record per conversation and per turn, read at one commit while servers run. Selectors
+    /// as for forget (any number, all must match; none: everything).
+    Export(export::ExportArgs),
+    /// Merge an `export` file into the durable store (each turn once; conversations forgotten
+    /// here stay forgotten); a bad line imports nothing.
+    Import(export::ImportArgs),
     /// Print a conversation, or one turn of it.
     Show(ShowArgs),
     /// Print what the index holds (the `index_status` tool's answer).
@@ -408,6 +416,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Forget(args)) => archive::forget(&cli.global, &args),
         Some(Command::Archive(args)) => archive::run(&cli.global, &args),
+        Some(Command::Export(args)) => export::export(&cli.global, &args),
+        Some(Command::Import(args)) => export::import(&cli.global, &args),
         Some(Command::Show(args)) => commands::show(global, &shared(None)?.snapshot(), args),
         Some(Command::Status) => commands::status(global, &*shared(None)?),
         Some(Command::Context(args)) => commands::context(args, |scope, n| {

@@ -66,3 +66,8 @@ pub fn write_bytes(bytes: &[u8]) -> std::io::Result<()> {
     out.write_all(bytes)?;
     out.flush()
 }
+
+/// Stdout for a command whose output is data (`export`), buffered.
+pub fn data_out() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
+    std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock())
+}

@@ -782,15 +782,29 @@ fn record_of(c: &Conversation, stored: u32) -> ConvRecord {
     }
 }
 
-/// Whether a stored conversation belongs to these roots (format, directory and, for formats
-/// whose groups the pattern filters, pattern).
+/// Whether a stored conversation belongs to a server over these roots: a root of its format
+/// holds its transcript (directory and, for formats whose groups the pattern filters,
+/// pattern), or no root could hold it and only the store has it (its transcript is gone, or
+/// was never on this machine: history moved by `import`, a projects directory that moved),
+/// shown with its original path. A transcript under another server's roots is that server's.
 fn root_matches(roots: &[Root], head: &StoredHead) -> bool {
-    roots.iter().any(|r| {
-        r.adapter.name() == head.format
-            && head.path.starts_with(&r.dir)
-            && (!r.adapter.filters_groups()
-                || head.group.as_deref().is_none_or(|g| r.pattern.matches(g)))
-    })
+    let pattern_ok = |r: &Root| {
+        !r.adapter.filters_groups() || head.group.as_deref().is_none_or(|g| r.pattern.matches(g))
+    };
+    if roots.iter().any(|r| head.path.starts_with(&r.dir)) {
+        return roots.iter().any(|r| {
+            r.adapter.name() == head.format && head.path.starts_with(&r.dir) && pattern_ok(r)
+        });
+    }
+    let only_in_store = head.gone_since.is_some() || !head.path.exists();
+    only_in_store
+        && crate::transcript::adapter(head.format).is_some_and(|a| {
+            !a.filters_groups()
+                || head
+                    .group
+                    .as_deref()
+                    .is_none_or(|g| roots.iter().all(|r| r.pattern.matches(g)))
+        })
 }
 
 #[cfg(test)]

@@ -75,7 +75,8 @@ fn all(conn: &Connection, path: &Path) -> Result<Vec<ConvRecord>, StoreError> {
     Ok(out)
 }
 
-fn selects(sel: &Selector, c: &ConvRecord) -> bool {
+/// Whether `sel` picks this conversation.
+pub(super) fn selects(sel: &Selector, c: &ConvRecord) -> bool {
     match sel {
         Selector::Session(id) => c.id == *id || c.id.starts_with(&format!("{id}/")),
         Selector::Project(p) => {

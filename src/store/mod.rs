@@ -8,6 +8,9 @@
 //! time is the writer: the one holding an exclusive `flock` on `writer.lock`, released by the
 //! kernel when that process exits or dies, so another server takes over. The others read.
 pub mod admin;
+pub mod exchange;
+pub mod export;
+pub mod import;
 pub mod read;
 pub mod record;
 mod schema;

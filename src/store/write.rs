@@ -14,6 +14,17 @@ pub struct Commit<'a> {
     pub seq: i64,
 }
 
+/// What [`Commit::merge`] did with a conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merged {
+    /// New to the store: stored with this many turns.
+    Added(u64),
+    /// Already held: this many of its turns were new.
+    Extended(u64),
+    /// Forgotten here on request: not stored.
+    Forgotten,
+}
+
 /// What a removal took away.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Removed {
@@ -131,6 +142,61 @@ impl Commit<'_> {
             self.put_turn(cid, t)?;
         }
         Ok(true)
+    }
+
+    /// Merges a conversation from elsewhere (`import`): a new one is stored whole; one the
+    /// store holds keeps its description and every turn it has, and gains only the turn
+    /// numbers it lacks (so merging the same records twice adds nothing). A forgotten one is
+    /// not stored.
+    pub fn merge(&mut self, conv: &ConvRecord, turns: &[TurnRecord]) -> Result<Merged, StoreError> {
+        if self.is_forgotten(&conv.id)? {
+            return Ok(Merged::Forgotten);
+        }
+        let held: Option<(i64, u32)> = self
+            .tx
+            .prepare_cached("SELECT cid, turn_count FROM conversations WHERE id = ?1")
+            .map_err(self.e())?
+            .query_row([&conv.id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()
+            .map_err(self.e())?;
+        let Some((cid, count)) = held else {
+            self.put(conv, turns)?;
+            return Ok(Merged::Added(turns.len() as u64));
+        };
+        let mut added = 0;
+        for t in turns {
+            let present = self
+                .tx
+                .prepare_cached("SELECT 1 FROM turns WHERE cid = ?1 AND number = ?2")
+                .map_err(self.e())?
+                .query_row(params![cid, t.number], |_| Ok(()))
+                .optional()
+                .map_err(self.e())?
+                .is_some();
+            if !present {
+                self.put_turn(cid, t)?;
+                added += 1;
+            }
+        }
+        if added > 0 || conv.turn_count > count {
+            self.tx
+                .prepare_cached(
+                    "UPDATE conversations SET turn_count = max(turn_count, ?1),
+                         first_ts = COALESCE(min(first_ts, ?2), ?2, first_ts),
+                         last_ts = COALESCE(max(last_ts, ?3), ?3, last_ts), seq = ?4
+                     WHERE cid = ?5",
+                )
+                .map_err(self.e())?
+                .execute(params![
+                    conv.turn_count,
+                    conv.meta.first_ts,
+                    conv.meta.last_ts,
+                    self.seq,
+                    cid
+                ])
+                .map_err(self.e())?;
+        }
+        Ok(Merged::Extended(added))
     }
 
     fn put_turn(&mut self, cid: i64, t: &TurnRecord) -> Result<(), StoreError> {

@@ -79,6 +79,7 @@ mod shared_index;
 mod store_concurrency;
 mod store_control;
 mod store_crash;
+mod store_export;
 mod store_faults;
 mod store_history;
 mod subagents;

@@ -1,0 +1,158 @@
+//! `export` and `import`: the durable store's history as NDJSON, to move it to another machine
+//! or into OpenSearch / Elasticsearch, and merged back into a store.
+use super::{GlobalArgs, UsageError, archive, output};
+use crate::server::ToolError;
+use crate::store::admin::Selector;
+use crate::store::export::{self, Form};
+use crate::store::import;
+use clap::{Args, ValueEnum};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The form `export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ExportFormat {
+    /// One record per line.
+    #[default]
+    Jsonl,
+    /// A `_bulk` request body: an `index` action line before each record.
+    OpensearchBulk,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// The form of the lines.
+    #[arg(long, value_enum, default_value = "jsonl")]
+    pub format: ExportFormat,
+    /// The index the bulk form's action lines name.
+    #[arg(long, value_name = "NAME", default_value = "conversation-search")]
+    pub index: String,
+    /// Write to FILE (complete or not at all) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Only this conversation (and its sub-agents).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only conversations whose project directory or cwd contains P (case-insensitive).
+    #[arg(long, value_name = "P")]
+    pub project: Option<String>,
+    /// Only conversations whose last turn is before DATE (ISO date or datetime, or an age like 90d).
+    #[arg(long, value_name = "DATE")]
+    pub before: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ImportArgs {
+    /// An `export` file (either form), or `-` for stdin.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+}
+
+/// The selectors given (all of them must pick a conversation; none: every one).
+fn selectors(global: &GlobalArgs, args: &ExportArgs) -> anyhow::Result<Vec<Selector>> {
+    let mut chosen = Vec::new();
+    if let Some(s) = &args.session {
+        chosen.push(Selector::Session(s.clone()));
+    }
+    if let Some(p) = &args.project {
+        chosen.push(Selector::Project(p.clone()));
+    }
+    if let Some(d) = &args.before {
+        let t = crate::server::tools::check_time("--before", Some(d), false)
+            .map_err(|e| UsageError(e.0))?
+            .ok_or_else(|| UsageError("`--before` needs a date".into()))?;
+        chosen.push(Selector::Before(t));
+    }
+    for s in &global.source {
+        chosen.push(Selector::Source(s.format.to_owned()));
+    }
+    Ok(chosen)
+}
+
+fn data_dir(global: &GlobalArgs) -> Result<PathBuf, ToolError> {
+    archive::data_dir(global)
+        .ok_or_else(|| ToolError::new("no data directory: HOME is not set; pass --data-dir DIR"))
+}
+
+/// `FILE.partial`, renamed to FILE once complete.
+fn partial(file: &Path) -> PathBuf {
+    let mut s = file.as_os_str().to_owned();
+    s.push(".partial");
+    PathBuf::from(s)
+}
+
+/// `export`.
+pub fn export(global: &GlobalArgs, args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let selectors = selectors(global, args)?;
+    let form = match args.format {
+        ExportFormat::Jsonl => Form::Lines,
+        ExportFormat::OpensearchBulk => Form::Bulk {
+            index: args.index.clone(),
+        },
+    };
+    let dir = match data_dir(global) {
+        Ok(d) => d,
+        Err(e) => return Ok(output::print_result::<()>(Err(e))),
+    };
+    let err = |e: export::ExportError| ToolError::new(e.to_string());
+    let Some(file) = &args.out else {
+        let mut out = output::data_out();
+        return Ok(
+            match export::export(&dir, &selectors, &form, &mut out).map_err(err) {
+                Ok(done) => {
+                    eprintln!(
+                        "exported {} conversations and {} turns (store commit {})",
+                        done.conversations, done.turns, done.commit
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {}", e.0);
+                    ExitCode::FAILURE
+                }
+            },
+        );
+    };
+    let tmp = partial(file);
+    let result = (|| {
+        let f = std::fs::File::create(&tmp)
+            .map_err(|e| ToolError::new(format!("cannot create `{}`: {e}", tmp.display())))?;
+        let mut out = std::io::BufWriter::new(f);
+        let mut done = export::export(&dir, &selectors, &form, &mut out).map_err(err)?;
+        let f = out
+            .into_inner()
+            .map_err(|e| ToolError::new(format!("cannot write `{}`: {e}", tmp.display())))?;
+        f.sync_all()
+            .and_then(|()| std::fs::rename(&tmp, file))
+            .map_err(|e| ToolError::new(format!("cannot write `{}`: {e}", file.display())))?;
+        done.path = file.display().to_string();
+        Ok(done)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    Ok(output::print_result(result))
+}
+
+/// `import FILE`.
+pub fn import(global: &GlobalArgs, args: &ImportArgs) -> anyhow::Result<ExitCode> {
+    let name = args.file.display().to_string();
+    let result = data_dir(global).and_then(|dir| {
+        let run = |input: &mut dyn std::io::BufRead| {
+            import::import(&dir, input, &name).map_err(|e| ToolError::new(e.to_string()))
+        };
+        if name == "-" {
+            run(&mut std::io::stdin().lock())
+        } else {
+            let f = std::fs::File::open(&args.file)
+                .map_err(|e| ToolError::new(format!("cannot read `{name}`: {e}")))?;
+            run(&mut std::io::BufReader::new(f))
+        }
+    });
+    if let Err(e) = &result {
+        eprintln!("error: {}", e.0);
+    }
+    let _ = std::io::stderr().flush();
+    Ok(output::print_result(result))
+}
