@@ -132,6 +132,9 @@ def one_run(binary, projects, on, newest, target):
                 out["complete_s"] = round(time.perf_counter() - t0, 3)
                 break
             time.sleep(0.02)
+        # the last of them came in with the rest
+        pending = {sid for sid in pending
+                   if s.call("read_turn", {"session_id": sid, "turn_number": 0, "max_chars": 500})[0]}
         out.setdefault("newest_tenth_s", None if pending else out["complete_s"])
         out["peak_at_complete_mb"] = round((status_kb(s.proc.pid, "VmHWM") or 0) / 1024, 1)
         appends = {"right_after_complete": append(s, target, "a")}
