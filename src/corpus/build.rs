@@ -7,12 +7,10 @@ use super::BuildProgress;
 use super::batch::Batch;
 use super::catalog::{ConvId, ConvUpdate};
 use super::ingest::{FileState, ReadOutcome};
-use super::store_backlog::{Queued, Spill};
 use crate::index::Segment;
 use crate::store::TurnRecord;
 use crate::transcript::SourceFile;
 use rustc_hash::FxHashSet;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Sender, channel};
 use std::time::{Duration, Instant};
@@ -41,9 +39,8 @@ pub(super) struct ReadFile {
     pub(super) convs: Vec<ConvUpdate>,
     /// Their internal ids.
     pub(super) ids: Vec<ConvId>,
-    /// Their turns as store records, written to the spill file when there is one (only for
-    /// the store's writer; else empty).
-    pub(super) records: Vec<Queued>,
+    /// Their turns as store records (only for the store's writer; else empty).
+    pub(super) records: Vec<Vec<TurnRecord>>,
 }
 
 /// What a worker hands over: finished segments (with their documents' (conversation, turn))
@@ -64,8 +61,6 @@ pub(super) struct FirstBuild<'a> {
     progress: &'a BuildProgress,
     /// Whether turns are made into store records (only the store's writer keeps what it reads).
     encode: bool,
-    /// Where the records wait for the store (none: in memory).
-    spill: Option<Arc<Spill>>,
     /// Conversations forgotten on request: never indexed again.
     forgotten: &'a FxHashSet<String>,
 }
@@ -89,15 +84,8 @@ impl<'a> FirstBuild<'a> {
             seg_base: AtomicU64::new(next_ids.1),
             progress,
             encode,
-            spill: None,
             forgotten,
         }
-    }
-
-    /// The records made wait in `spill` instead of memory.
-    pub(super) fn with_spill(mut self, spill: Option<Arc<Spill>>) -> Self {
-        self.spill = spill;
-        self
     }
 
     /// The conversation and segment ids the next ones would get.
@@ -187,11 +175,7 @@ impl<'a> FirstBuild<'a> {
             }
             turn_count += turns.len() as u64;
             if self.encode {
-                let made: Vec<TurnRecord> = turns.iter().map(TurnRecord::of).collect();
-                records.push(match &self.spill {
-                    Some(s) => s.put(made),
-                    None => Queued::Memory(made),
-                });
+                records.push(turns.iter().map(TurnRecord::of).collect());
             }
             updates.push(update);
         }

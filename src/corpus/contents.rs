@@ -13,7 +13,6 @@ use super::doc_index::DocIndex;
 use super::files::{Changes, FileEntry, Files};
 use super::ingest::ReadOutcome;
 use super::publish::Parts;
-use super::store_backlog::Queued;
 use super::store_sync::StoreSync;
 use crate::transcript::ConvState;
 use std::collections::BTreeSet;
@@ -300,8 +299,7 @@ impl Contents {
                 entry.convs.push((c.id.clone(), id));
                 self.update_conversation(&entry, id, c);
                 if let Some(s) = self.store.as_mut() {
-                    let queued = records.next().unwrap_or(Queued::Memory(Vec::new()));
-                    s.note_queued(id, queued);
+                    s.note_records(id, records.next().unwrap_or_default());
                 }
             }
             self.files.insert(path, entry);

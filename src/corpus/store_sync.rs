@@ -11,7 +11,7 @@
 use super::Shared;
 use super::catalog::{Catalog, ConvId, Conversation};
 use super::doc_index::DocIndex;
-use super::store_backlog::{Backlog, Queued, Spill};
+use super::store_backlog::Backlog;
 use super::store_news::News;
 use super::{Root, browse};
 use crate::store::{
@@ -69,10 +69,6 @@ pub(super) struct StoreSync {
     seq: i64,
     /// What waits for the next commit (writer only).
     backlog: Backlog,
-    /// The store's directory (where the backlog's spill file goes).
-    dir: PathBuf,
-    /// A spill file could not be made there: the backlog waits in memory.
-    no_spill: bool,
     /// Conversations updated since their stored tails were last checked.
     touched: Vec<ConvId>,
     /// The store must be compared with the whole index (just became the writer, or a commit
@@ -140,8 +136,6 @@ impl StoreSync {
             forgotten: forgotten.into_iter().collect(),
             seq: 0,
             backlog: Backlog::default(),
-            dir: cfg.dir.clone(),
-            no_spill: false,
             touched: Vec::new(),
             resync: true,
             retain_ms: cfg.retain_days.map(|d| i64::from(d) * 86_400_000),
@@ -234,41 +228,9 @@ impl StoreSync {
     /// Keeps turns made into records for the next commit (writer only).
     pub(super) fn note_records(&mut self, conv: ConvId, records: Vec<TurnRecord>) {
         if self.is_writer() {
-            self.spill();
             self.backlog.push(conv, records);
             self.report_backlog();
         }
-    }
-
-    /// Keeps records already queued (by a first build's worker) for the next commit (writer
-    /// only).
-    pub(super) fn note_queued(&mut self, conv: ConvId, queued: Queued) {
-        if self.is_writer() {
-            self.backlog.push_queued(conv, queued);
-            self.report_backlog();
-        }
-    }
-
-    /// The file where the backlog's records wait (writer only), made on first use in the
-    /// store's directory; none when it cannot be made (they wait in memory then).
-    pub(super) fn spill(&mut self) -> Option<Arc<Spill>> {
-        if !self.is_writer() || self.no_spill {
-            return None;
-        }
-        if self.backlog.spill().is_none() {
-            match Spill::create(&self.dir) {
-                Ok(s) => self.backlog.set_spill(Arc::new(s)),
-                Err(e) => {
-                    tracing::debug!(
-                        "store backlog kept in memory (no spill file in `{}`: {e})",
-                        self.dir.display()
-                    );
-                    self.no_spill = true;
-                    return None;
-                }
-            }
-        }
-        self.backlog.spill().cloned()
     }
 
     /// Conversations just updated whose stored turns reach further than their transcript now
@@ -385,12 +347,8 @@ impl StoreSync {
             self.report_backlog();
             return false;
         }
-        let taken = self.backlog.take(max_turns);
-        if taken.lost > 0 {
-            // compared with the index again: their transcripts are read again
-            self.resync = true;
-        }
-        let done = self.commit(&taken.turns, catalog);
+        let pending = self.backlog.take(max_turns);
+        let done = self.commit(&pending, catalog);
         self.report_backlog();
         done
     }

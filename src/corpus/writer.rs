@@ -220,8 +220,7 @@ impl Writer {
             &shared.progress,
             encode,
             &forgotten,
-        )
-        .with_spill(self.contents.store.as_mut().and_then(StoreSync::spill));
+        );
         let mut published = Instant::now();
         build.run(threads, |chunk, build| {
             self.contents.take_chunk(chunk);
