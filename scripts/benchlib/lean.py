@@ -1,7 +1,8 @@
 """`scripts/bench --lean-only`: what a cold first build costs in memory and how soon it is useful
 (issue 40). Per corpus, twice (store and cache on, in fresh temporary directories; then both off):
 
-  newest_tenth_s   until every session of the newest tenth (by mtime) answers `read_turn`
+  newest_tenth_s   until every session of the newest tenth (by mtime) is found by a search for a
+                   word of its first prompt within it
   complete_s       until `index_status` says complete
   peak_rss_mb      VmHWM over the whole run (the first build, the store's backlog, the cache write)
   peak_at_complete_mb  VmHWM when the build was complete
@@ -85,6 +86,28 @@ def sessions_by_mtime(projects):
     return sorted(files, key=lambda p: p.stat().st_mtime, reverse=True)
 
 
+def probe_word(path):
+    """A word of the session's first prompt (a search for it within the session finds it once
+    the session is indexed; `read_turn` finds no session before the build is complete)."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            content = (rec.get("message") or {}).get("content") if rec.get("type") == "user" else None
+            if isinstance(content, list):
+                content = " ".join(b.get("text", "") for b in content if isinstance(b, dict))
+            if not content or content.lstrip()[:1] in ("<", "["):
+                continue  # an IDE notice, a command wrapper, an interruption: not a prompt
+            words = [w for w in content.split() if w.isalpha() and 4 < len(w) <= 12]
+            if words:
+                return words[0].lower()
+    return None
+
+
+def searchable(server, sid, word):
+    err, r = server.call("search_conversations", {"query": word, "session_id": sid, "limit": 1})
+    return not err and r.get("total", 0) > 0
+
+
 def append(server, target, tag):
     """Appends a 10 KB user turn to `target`; ms until a search finds it."""
     word = "zzlean%sx%d" % (tag, random.randrange(10 ** 9))
@@ -119,12 +142,11 @@ def one_run(binary, projects, on, newest, target):
     sampler.start()
     out = {"store_and_cache": on}
     try:
-        pending = {p.stem for p in newest}
+        pending = {p.stem: w for p in newest if (w := probe_word(p))}
         while True:
-            for sid in list(pending):
-                err, _ = s.call("read_turn", {"session_id": sid, "turn_number": 0, "max_chars": 500})
-                if not err:
-                    pending.discard(sid)
+            for sid, word in list(pending.items()):
+                if searchable(s, sid, word):
+                    del pending[sid]
             if not pending and "newest_tenth_s" not in out:
                 out["newest_tenth_s"] = round(time.perf_counter() - t0, 3)
             err, st = s.call("index_status", {"max_chars": 60000})
@@ -133,8 +155,7 @@ def one_run(binary, projects, on, newest, target):
                 break
             time.sleep(0.02)
         # the last of them came in with the rest
-        pending = {sid for sid in pending
-                   if s.call("read_turn", {"session_id": sid, "turn_number": 0, "max_chars": 500})[0]}
+        pending = {sid for sid, word in pending.items() if not searchable(s, sid, word)}
         out.setdefault("newest_tenth_s", None if pending else out["complete_s"])
         out["peak_at_complete_mb"] = round((status_kb(s.proc.pid, "VmHWM") or 0) / 1024, 1)
         appends = {"right_after_complete": append(s, target, "a")}
