@@ -16,7 +16,7 @@
 //! - [`util`]: timestamps (chrono, with a fast path for the usual form), globs, varints, the cache
 //!   codec (xxh3 checksums), immutable byte buffers that may be ranges of a mapped file, huge-page
 //!   arrays, a JSON string's next special byte (SSE2), short copies, and the static musl binary's
-//!   own `memcpy`/`memmove`/`memcmp`/`bcmp` (`util::cmem`).
+//!   own `memcpy`/`memmove`/`memcmp`/`bcmp` (`util::libc_mem`).
 //! - [`redact`]: secrets replaced by `[REDACTED:<kind>]` before any text is indexed or returned:
 //!   the rules as data, their checks, one pass gated by an Aho–Corasick table over the rules'
 //!   literal anchors.
@@ -129,8 +129,8 @@
 //! `unsafe_code` is denied crate-wide (`Cargo.toml`); the modules that allow it, each use with
 //! its reason beside it: `server::stdio` (borrowing the standard descriptors for epoll),
 //! `util::blob` (views of mapped files; written text handed out as `&str`), `util::huge`
-//! (huge-page maps, prefetch, glibc's `malloc_trim`), `util::special` (SSE2 intrinsics finding a
-//! JSON string's special bytes) and `util::cmem` (the static binary's own `memcpy` family).
+//! (huge-page maps, prefetch, glibc's `malloc_trim`), `util::json_bitmap` (SSE2 intrinsics finding a
+//! JSON string's special bytes) and `util::libc_mem` (the static binary's own `memcpy` family).
 #![deny(clippy::print_stdout)]
 
 pub mod cache;

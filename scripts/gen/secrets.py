@@ -108,6 +108,50 @@ def _aws_secret(r, style):
     return text, v[4:28]
 
 
+def _aws_id(r):
+    return r.choice(["AKIA", "ASIA"]) + rs(r, 16, B32)
+
+
+def _aws_pair(r, style):
+    """A secret with no key name, next to its access key id (same line or same record)."""
+    i, v = _aws_id(r), rs(r, 40, B64)
+    text = {
+        "bare": "my key is %s and %s" % (i, v),
+        "quoted": "User name,Access key ID,Key\nci,%s,%s" % (i, v),
+        "url": "creds %s / %s" % (i, v),
+        "json": json.dumps({"AccessKeyId": i, "Key": v, "Expiration": "2026-05-01T12:00:00Z"}),
+        "split": "export K1=%s \\\n  K2='%s'" % (i, v),
+    }[style]
+    return text, v[4:28]
+
+
+def _aws_word(r, style):
+    """A secret after `secret` / `secret_key` words, no access key id in the text."""
+    v = rs(r, 40, B64)
+    text = {
+        "bare": "and secret %s" % v,
+        "quoted": "secret_key: '%s'" % v,
+        "url": "s3cmd --secret-key %s ls" % v,
+        "json": json.dumps({"secretKey": v, "region": "eu-west-1"}),
+        "split": "aws-vault add ci --secret-key \\\n  %s" % v,
+    }[style]
+    return text, v[4:28]
+
+
+def _aws_credentials(r, style):
+    """`~/.aws/credentials` and `aws configure` style lines."""
+    i, v = _aws_id(r), rs(r, 40, B64)
+    creds = "[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n" % (i, v)
+    text = {
+        "bare": creds,
+        "quoted": "cat > ~/.aws/credentials <<'EOF'\n%sEOF" % creds,
+        "url": "aws_secret_access_key=%s" % v,
+        "json": json.dumps({"file": "~/.aws/credentials", "text": creds}),
+        "split": "printf '%s' \\\n  > ~/.aws/credentials" % creds.replace("\n", "\\n"),
+    }[style]
+    return text, v[4:28]
+
+
 def _gcp_sa(r, style):
     v = rs(r, 40, HEX)
     doc = {"type": "service_account", "project_id": "p-%d" % r.randint(1, 999), "private_key_id": v,
@@ -195,6 +239,10 @@ WRITERS = {
     "private_key": _pem,
     "aws_access_key_id": _tok("aws_access_key_id"),
     "aws_secret_key": _aws_secret,
+    # the same kind in the shapes pair detectors catch (issue 39); `kind/shape` labels them
+    "aws_secret_key/pair": _aws_pair,
+    "aws_secret_key/word": _aws_word,
+    "aws_secret_key/credentials": _aws_credentials,
     "gcp_service_account": _gcp_sa,
     "gcp_api_key": _tok("gcp_api_key"),
     "azure_connection_string": _azure_conn,
@@ -228,6 +276,52 @@ def planted(r, kind, style):
 PLACEHOLDERS = ["***", "<your-key>", "changeme", "${VAR}", "$API_KEY", "{{ .Values.secret }}", "xxxxxxxx",
                 "YOUR_API_KEY_HERE", "********", "%s", "<password>", "${{ secrets.TOKEN }}", "REPLACE_ME",
                 "example", "os.environ['X']", "process.env.TOKEN", "getpass()", "None", "String", "null"]
+
+
+def kind_of(label):
+    """The `[REDACTED:<kind>]` name of a planted label (`kind` or `kind/shape`)."""
+    return label.split("/")[0]
+
+
+WORDS = ["index", "writer", "config", "builder", "snapshot", "segment", "tokenizer", "merge", "policy",
+         "handler", "factory", "provider", "registry", "session", "manager", "adapter", "src", "lib"]
+
+
+def _words40(r, sep):
+    """Exactly 40 characters of whole words (capitalised or not, some with short numbers)
+    joined by `sep`, with a capital somewhere (a run of exactly 40 is never a cut word)."""
+    while True:
+        parts = []
+        while len(sep.join(parts)) < 40:
+            w = r.choice(WORDS)
+            w = w.capitalize() if r.random() < 0.6 else w
+            parts.append(w + (str(r.randint(1, 99)) if r.random() < 0.3 else ""))
+        s = sep.join(parts)
+        if len(s) == 40 and any(c.isupper() for c in s):
+            return s
+
+
+def look_alike_near_key(r, i):
+    """One string that must stay although its text holds an access key id: 40-character runs
+    that are not keys (git SHAs, paths, identifiers), `secret` before one, base64 of another
+    length (as a key is exactly 40 characters)."""
+    k = i % 8
+    if k == 0:
+        return rs(r, 40, HEX)  # git SHA
+    if k == 1:
+        return _words40(r, "/")  # a relative path of exactly 40 characters
+    if k == 2:
+        return "/" + _words40(r, "/")[1:]  # an absolute path
+    if k == 3:
+        return _words40(r, "")  # an identifier of exactly 40 characters
+    if k == 4:
+        return "secret " + rs(r, 40, HEX)
+    if k == 5:
+        n = r.choice([27, 28, 29, 31, 33])  # base64 of 36-44 characters, never a bare 40
+        return b64(bytes(r.getrandbits(8) for _ in range(n)))
+    if k == 6:
+        return "sha256:" + rs(r, 64, HEX)
+    return "secret_key=%s" % r.choice(PLACEHOLDERS)
 
 
 def look_alike(r, i):

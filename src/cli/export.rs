@@ -1,6 +1,6 @@
 //! `export` and `import`: the durable store's history as NDJSON, to move it to another machine
 //! or into OpenSearch / Elasticsearch, and merged back into a store.
-use super::{GlobalArgs, UsageError, archive, output};
+use super::{GlobalArgs, UsageError, output, store};
 use crate::server::ToolError;
 use crate::store::admin::Selector;
 use crate::store::export::{self, Form};
@@ -71,7 +71,7 @@ fn selectors(global: &GlobalArgs, args: &ExportArgs) -> anyhow::Result<Vec<Selec
 }
 
 fn data_dir(global: &GlobalArgs) -> Result<PathBuf, ToolError> {
-    archive::data_dir(global)
+    store::data_dir(global)
         .ok_or_else(|| ToolError::new("no data directory: HOME is not set; pass --data-dir DIR"))
 }
 

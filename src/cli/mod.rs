@@ -1,13 +1,13 @@
 //! The command line: `serve` (default), the one-shot commands (`search`, `list`, `show`,
-//! `status`, `context`), the durable store's (`forget`, `archive status`, `export`, `import`), shell completions
-//! and the man page, and how their options resolve into index roots and the project.
-pub mod archive;
+//! `status`, `context`), the durable store's (`forget`, `store status`, `export`, `import`),
+//! shell completions and the man page, and how their options resolve into index roots and the project.
 mod commands;
 pub mod export;
 pub mod human;
 pub mod output;
 mod progress;
 pub mod sources;
+pub mod store;
 
 use crate::cache::Cache;
 use crate::corpus::project::{Project, Scope};
@@ -81,14 +81,14 @@ pub struct GlobalArgs {
     /// $XDG_DATA_HOME/conversation-search, else ~/.local/share/conversation-search]
     #[arg(long, global = true, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Keep history in the durable store (the default; accepted for older configurations): a
-    /// vanished transcript's turns stay searchable and readable
+    /// Keep the durable store (the default; accepted for older configurations): a vanished
+    /// transcript's turns stay searchable and readable
     #[arg(long, global = true, hide = true)]
     pub archive: bool,
-    /// Keep no history: no store is opened, and a transcript's turns leave every tool when the
-    /// file goes (mirror only)
-    #[arg(long, global = true)]
-    pub no_archive: bool,
+    /// Keep no store: none is opened, and a transcript's turns leave every tool when the file
+    /// goes (mirror only). `--no-archive` is the older spelling
+    #[arg(long, global = true, alias = "no-archive")]
+    pub no_store: bool,
     /// Drop stored turns older than N days once their transcript is gone [default: keep forever]
     #[arg(long, global = true, value_name = "N")]
     pub retain_days: Option<u32>,
@@ -144,9 +144,10 @@ pub enum Command {
     /// Remove conversations from the durable store and every server's index (prints what it
     /// removed; without --yes only what it would remove). Exactly one selector; `--source F`
     /// selects the conversations of format F.
-    Forget(archive::ForgetArgs),
-    /// The durable store: `archive status`.
-    Archive(archive::ArchiveArgs),
+    Forget(store::ForgetArgs),
+    /// The durable store: `store status` (`archive status` is the older spelling).
+    #[command(alias = "archive")]
+    Store(store::StoreArgs),
     /// Write the durable store's history (redacted, as the tools return it) as NDJSON: one
     /// record per conversation and per turn, read at one commit while servers run. Selectors
     /// as for forget (any number, all must match; none: everything).
@@ -335,8 +336,8 @@ fn cache_for(global: &GlobalArgs, roots: &[Root]) -> Option<Cache> {
         .cache_dir
         .clone()
         .or_else(crate::cache::default_dir)?;
-    let archive = archive::config(global).map(|a| a.dir);
-    Some(crate::corpus::cache_for(dir, roots, archive.as_deref()))
+    let store = store::config(global).map(|a| a.dir);
+    Some(crate::corpus::cache_for(dir, roots, store.as_deref()))
 }
 
 /// Builds the whole index synchronously (for one-shot commands), with a progress bar on a
@@ -348,7 +349,7 @@ fn build_once(global: &GlobalArgs, roots: Vec<Root>) -> Arc<Shared> {
         ..Snapshot::default()
     });
     let mut writer = Writer::new(roots, Arc::clone(&shared));
-    if let Some(cfg) = archive::config(global) {
+    if let Some(cfg) = store::config(global) {
         writer.open_store(&cfg);
     }
     let bar = progress::Bar::start(Arc::clone(&shared));
@@ -381,7 +382,7 @@ fn glance_once(global: &GlobalArgs, roots: Vec<Root>, scope: Scope, n: usize) ->
             ..Snapshot::default()
         });
         let mut writer = Writer::new(roots.clone(), Arc::clone(&shared));
-        if let Some(cfg) = archive::config(global) {
+        if let Some(cfg) = store::config(global) {
             // sessions whose transcript is gone are read from the store
             writer.open_store(&cfg);
         }
@@ -414,8 +415,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::List(args)) => {
             commands::list(global, &shared(args.pattern.as_deref())?.snapshot(), args)
         }
-        Some(Command::Forget(args)) => archive::forget(&cli.global, &args),
-        Some(Command::Archive(args)) => archive::run(&cli.global, &args),
+        Some(Command::Forget(args)) => store::forget(&cli.global, &args),
+        Some(Command::Store(args)) => store::run(&cli.global, &args),
         Some(Command::Export(args)) => export::export(&cli.global, &args),
         Some(Command::Import(args)) => export::import(&cli.global, &args),
         Some(Command::Show(args)) => commands::show(global, &shared(None)?.snapshot(), args),
@@ -455,12 +456,12 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let (stopper, tx, rx) = live::channel_pair();
     let status = Arc::new(live::LiveStatus::configured(&cfg));
     let writer_status = Arc::clone(&status);
-    let archive = archive::config(global);
+    let store = store::config(global);
     std::thread::Builder::new()
         .name("indexer".into())
         .spawn(move || {
             let writer = Writer::new(roots, writer_shared);
-            live::run(writer, writer_status, cfg, (cache, archive), (tx, rx));
+            live::run(writer, writer_status, cfg, (cache, store), (tx, rx));
         })
         .context("cannot start the indexer thread")?;
     let timeout = Duration::from_millis(args.query_timeout_ms);

@@ -65,19 +65,19 @@ impl Root {
 /// The persistent index of the corpus made of `roots`, in `dir`. Its key includes the
 /// redaction in force (on/off, rules version and fingerprint): text stored under other rules
 /// is never reused, and its file is replaced by one redacted under the current rules. Servers
-/// of one key and one durable store (`archive`, or none) share the index: one writer reads
+/// of one key and one durable store (`store`, or none) share the index: one writer reads
 /// transcripts, the others follow it.
 pub fn cache_for(
     dir: PathBuf,
     roots: &[Root],
-    archive: Option<&std::path::Path>,
+    store: Option<&std::path::Path>,
 ) -> crate::cache::Cache {
     let mut key = Vec::new();
     for r in roots {
         r.key_bytes(&mut key);
     }
     // a server keeping history holds conversations one without (or with another store) drops
-    let store = archive.map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_owned()));
+    let store = store.map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_owned()));
     let store = store
         .as_ref()
         .map_or(&b"-"[..], |d| d.as_os_str().as_encoded_bytes());

@@ -20,7 +20,71 @@ pub fn passes(check: Check, caps: &Captures<'_>, secret: &str, text: &str) -> bo
             let next = text[caps.get(0).map_or(0, |m| m.end())..].chars().next();
             assignment(family, key, op, secret, bare, next)
         }
+        Check::AwsSecret => aws_secret(secret, text, caps),
+        Check::AwsPair => aws_secret(secret, text, caps) && holds_access_key_id(text),
     }
+}
+
+/// An AWS secret access key: exactly 40 base64 characters (not the head of a longer base64
+/// text, which the pattern's run and a following `=` show), with upper and lower case letters
+/// (a git SHA has no upper case), and not made of words (a path such as
+/// `src/Components/Header2/NavigationBarItem`, an identifier): random keys are not.
+fn aws_secret(secret: &str, text: &str, caps: &Captures<'_>) -> bool {
+    let end = caps.get(0).map_or(0, |m| m.end());
+    if secret.len() != 40 || text[end..].starts_with('=') {
+        return false;
+    }
+    let upper = secret.bytes().any(|b| b.is_ascii_uppercase());
+    let lower = secret.bytes().any(|b| b.is_ascii_lowercase());
+    upper && lower && !secret.split('/').all(wordish)
+}
+
+/// Whether `s` reads as words: runs of a capital and 2+ lowercase letters, 2+ lowercase
+/// letters, up to 4 capitals or up to 4 digits (`Header2`, `HTTPServer`, `index`). A random
+/// key almost always has a lone lowercase letter, a `+` or a long digit run somewhere.
+fn wordish(s: &str) -> bool {
+    let b = s.as_bytes();
+    let run = |from: usize, f: fn(&u8) -> bool| b[from..].iter().take_while(|c| f(c)).count();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_uppercase() {
+            let caps = run(i, u8::is_ascii_uppercase);
+            let lower = run(i + caps, u8::is_ascii_lowercase);
+            if lower == 0 {
+                if caps > 4 {
+                    return false;
+                }
+            } else if lower < 2 || caps > 5 {
+                // a capital word after an acronym: `HTTPServer`
+                return false;
+            }
+            i += caps + lower;
+        } else if c.is_ascii_lowercase() {
+            let lower = run(i, u8::is_ascii_lowercase);
+            if lower < 2 {
+                return false;
+            }
+            i += lower;
+        } else if c.is_ascii_digit() {
+            let digits = run(i, u8::is_ascii_digit);
+            if digits > 4 {
+                return false;
+            }
+            i += digits;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether `text` holds an AWS access key id of a user (`AKIA…`) or a session (`ASIA…`).
+fn holds_access_key_id(text: &str) -> bool {
+    static ID: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}(?-u:\b)").expect("id pattern")
+    });
+    ID.is_match(text)
 }
 
 fn has_digit_and_letter(s: &str) -> bool {
@@ -402,6 +466,31 @@ fn random_value(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_and_random_keys() {
+        for w in [
+            "src",
+            "Components",
+            "Header2",
+            "HTTPServer",
+            "index",
+            "V2",
+            "",
+        ] {
+            assert!(wordish(w), "{w}");
+        }
+        for r in [
+            "wJalrXUtnFEMI",
+            "K7MDENG",
+            "bPxRfiCYEXAMPLEKEY",
+            "k9Tz2mr7",
+            "a",
+            "x+y",
+        ] {
+            assert!(!wordish(r), "{r}");
+        }
+    }
 
     #[test]
     fn placeholders() {

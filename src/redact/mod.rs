@@ -47,6 +47,12 @@ pub enum Check {
     Bearer,
     /// The value of a `key = value` assignment of this family (see `checks::assignment`).
     Assign(Family),
+    /// An AWS secret access key without its full key name: exactly 40 characters, not
+    /// followed by `=` (longer base64), upper and lower case letters, and not a path or an
+    /// identifier made of words (see `checks::aws_secret`).
+    AwsSecret,
+    /// [`Check::AwsSecret`] in a text that also holds an access key id (`AKIA…`, `ASIA…`).
+    AwsPair,
 }
 
 /// The key families of generic assignments.

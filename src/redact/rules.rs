@@ -9,7 +9,7 @@
 //!   match (the whole match when none did); only the secret is replaced.
 //! - `check`: what the secret must also satisfy (see [`Check`]).
 //! - `examples`: texts with the secret marked `«…»`: redacted, the marked part and nothing else
-//!   becomes `[REDACTED:<name>]`. `keep`: look-alikes that must come out unchanged. Secrets in
+//!   becomes `[REDACTED:<name>]` (`«other_rule:…»` marks a part another rule names). `keep`: look-alikes that must come out unchanged. Secrets in
 //!   examples are assembled with `concat!` so that no complete secret literal sits in the
 //!   source (push protection and scanners would flag it).
 //!
@@ -115,6 +115,60 @@ pub static RULES: &[Rule] = &[
             ),
         ],
         keep: &["secret_access_key: ${AWS_SECRET_ACCESS_KEY}"],
+    },
+    Rule {
+        // `secret`, `secret_key`, `secret access key` before a bare 40-character key: the
+        // key must look like one (see `Check::AwsSecret`), the word alone is common
+        name: "aws_secret_key",
+        anchors: &["secret"],
+        pattern: concat!(
+            r"(?i:secret[_ -]?(?:access[_ -]?)?key|secret)",
+            sep!(),
+            r"([A-Za-z0-9/+]{40,})"
+        ),
+        check: Check::AwsSecret,
+        examples: &[
+            concat!("and secret «wJalrXUtnFEMI/K7MDENG", "/bPxRfiCYEXAMPLEKEY»"),
+            concat!(
+                "secret_key = «k9Tz2mr7SZiAMfQyuvBjM",
+                "/qQfN+Xo8Lw3dHe5Ps1»"
+            ),
+            concat!(
+                r#""secretKey": "«k9Tz2mr7SZiAMfQyuvBjM"#,
+                r#"/qQfN+Xo8Lw3dHe5Ps1»""#
+            ),
+        ],
+        keep: &[
+            "secret 0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d",
+            "secret key: src/Components/Header2/NavigationBarItem",
+            "the secret is TokenizerSnapshotV2BuilderFactoryManager",
+            concat!("secret k9Tz2mr7SZiAMfQyuvBjM", "/qQfN+Xo8Lw3dHe5Ps1=="),
+        ],
+    },
+    Rule {
+        // a bare 40-character key in a text (a record) that holds an access key id, as
+        // pair detectors do: `my key is AKIA… and secret …`, or the two on separate lines
+        name: "aws_secret_key",
+        anchors: &["AKIA", "ASIA"],
+        pattern: r"(?:^|[^A-Za-z0-9/+])([A-Za-z0-9/+]{40,})",
+        check: Check::AwsPair,
+        examples: &[
+            concat!(
+                "my key is «aws_access_key_id:AKIA",
+                "IOSFODNN7EXAMPLE» and «wJalrXUtnFEMI/K7MDENG",
+                "/bPxRfiCYEXAMPLEKEY»"
+            ),
+            concat!(
+                "[default]\nid «aws_access_key_id:ASIA",
+                "Z3Q7MXKD2WPLN4RT»\nregion eu-west-1\nkey «k9Tz2mr7SZiAMfQyuvBjM",
+                "/qQfN+Xo8Lw3dHe5Ps1»\n"
+            ),
+        ],
+        keep: &[
+            // no access key id in the text: a 40-character run alone stays
+            "k9Tz2mr7SZiAMfQyuvBjM/qQfN+Xo8Lw3dHe5Ps1",
+            "AKIAFOO k9Tz2mr7SZiAMfQyuvBjM/qQfN+Xo8Lw3dHe5Ps1",
+        ],
     },
     Rule {
         name: "gcp_api_key",

@@ -8,7 +8,8 @@ fn engine() -> &'static Redactor {
     &E
 }
 
-/// `«secret»` → (input without the marks, expected output with `[REDACTED:name]`).
+/// `«secret»` → (input without the marks, expected output with `[REDACTED:name]`;
+/// `«other_rule:secret»` expects `[REDACTED:other_rule]`).
 fn expand(example: &str, name: &str) -> (String, String) {
     let (mut input, mut expected) = (String::new(), String::new());
     let mut rest = example;
@@ -16,8 +17,18 @@ fn expand(example: &str, name: &str) -> (String, String) {
         let close = rest[open..].find('»').expect("unclosed «") + open;
         input.push_str(&rest[..open]);
         expected.push_str(&rest[..open]);
-        input.push_str(&rest[open + '«'.len_utf8()..close]);
-        expected.push_str(&format!("[REDACTED:{name}]"));
+        let mut body = &rest[open + '«'.len_utf8()..close];
+        // `«other_rule:…»`: a part another rule names
+        let mut kind = name;
+        if let Some(r) = RULES
+            .iter()
+            .find(|r| body.starts_with(&format!("{}:", r.name)))
+        {
+            kind = r.name;
+            body = &body[r.name.len() + 1..];
+        }
+        input.push_str(body);
+        expected.push_str(&format!("[REDACTED:{kind}]"));
         rest = &rest[close + '»'.len_utf8()..];
     }
     input.push_str(rest);
@@ -154,4 +165,26 @@ fn every_built_in_pattern_compiles() {
             rule.name
         );
     }
+}
+
+#[test]
+fn a_forty_character_run_next_to_an_access_key_id_stays_unless_it_looks_like_a_key() {
+    let id = format!("AKIA{}", "Z3Q7MXKD2WPLN4RT");
+    let sha = "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d";
+    let path = "src/Components/Header2/NavigationBarItem";
+    let ident = "TokenizerSnapshotV2BuilderFactoryManager";
+    let longer = format!("{}{}", "k9Tz2mr7SZiAMfQyuvBjM", "/qQfN+Xo8Lw3dHe5Ps1==");
+    let text = format!("key {id} at commit {sha} in {path}, see {ident} and {longer}");
+    assert_eq!(
+        engine().redact(&text),
+        format!(
+            "key [REDACTED:aws_access_key_id] at commit {sha} in {path}, see {ident} and {longer}"
+        )
+    );
+    let secret = format!("{}{}", "k9Tz2mr7SZiAMfQyuvBjM", "/qQfN+Xo8Lw3dHe5Ps1");
+    let record = format!("{{\"id\": \"{id}\",\n  \"note\": \"rotated\",\n  \"k\": \"{secret}\"}}");
+    assert_eq!(
+        engine().redact(&record),
+        "{\"id\": \"[REDACTED:aws_access_key_id]\",\n  \"note\": \"rotated\",\n  \"k\": \"[REDACTED:aws_secret_key]\"}"
+    );
 }

@@ -108,11 +108,11 @@ impl ServerHandler for ConversationServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<rmcp::RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(toolset::listed().to_vec()))
+        Ok(ListToolsResult::with_all_items(tools::listed().to_vec()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        toolset::listed().iter().find(|t| t.name == name).cloned()
+        tools::listed().iter().find(|t| t.name == name).cloned()
     }
 
     async fn call_tool(
@@ -120,12 +120,12 @@ impl ServerHandler for ConversationServer {
         request: CallToolRequestParams,
         context: RequestContext<rmcp::RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(def) = toolset::find(&request.name) else {
+        let Some(def) = tools::find(&request.name) else {
             return Err(ErrorData::invalid_params(
                 format!(
                     "Unknown tool `{}`; the tools are {}",
                     tools::budget::clip(&request.name, tools::budget::ECHO_CHARS),
-                    toolset::names()
+                    tools::names()
                 ),
                 None,
             ));
@@ -181,7 +181,7 @@ impl ServerHandler for ConversationServer {
             format!(
                 "Unknown prompt `{}`: this server serves no prompts, only tools ({})",
                 tools::budget::clip(&request.name, tools::budget::ECHO_CHARS),
-                toolset::names()
+                tools::names()
             ),
             None,
         ))
@@ -196,7 +196,7 @@ impl ServerHandler for ConversationServer {
             format!(
                 "Resource not found: `{}`; this server serves no resources, only tools ({})",
                 tools::budget::clip(&request.uri, tools::budget::ECHO_CHARS),
-                toolset::names()
+                tools::names()
             ),
             Some(serde_json::json!({ "uri": request.uri })),
         ))

@@ -1,8 +1,8 @@
-//! The tools as served: one definition per tool (name, description, schemas, how it runs), the
-//! `tools/list` answer built once with portable schemas, and argument checks against them.
+//! What a tool is as served: its definition (name, description, schemas, how it runs), its
+//! `tools/list` entry with portable schemas, and argument checks against them. The tools
+//! themselves and their list are in [`super::tools`].
 use super::ToolError;
 use super::schema::{self, Enums};
-use super::tools;
 use crate::corpus::{Shared, Snapshot};
 use crate::index::Stop;
 use crate::live::LiveStatus;
@@ -10,7 +10,7 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Where a tool call runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,36 +45,8 @@ pub struct ToolDef {
     pub call: Call,
 }
 
-/// Every tool, in the order `tools/list` gives them.
-pub fn all() -> [&'static ToolDef; 7] {
-    [
-        &tools::search::DEF,
-        &tools::list::DEF,
-        &tools::read_turn::DEF,
-        &tools::read_conversation::DEF,
-        &tools::find_file_history::DEF,
-        &tools::recent_context::DEF,
-        &tools::index_status::DEF,
-    ]
-}
-
-/// The tool called `name`.
-pub fn find(name: &str) -> Option<&'static ToolDef> {
-    all().into_iter().find(|t| t.name == name)
-}
-
-/// Names of the tools, for messages.
-pub fn names() -> String {
-    all().map(|t| format!("`{}`", t.name)).join(", ")
-}
-
-/// The `tools/list` answer, built once.
-pub fn listed() -> &'static [Tool] {
-    static LIST: OnceLock<Vec<Tool>> = OnceLock::new();
-    LIST.get_or_init(|| all().iter().map(|d| build(d)).collect())
-}
-
-fn build(d: &ToolDef) -> Tool {
+/// The `tools/list` entry of a tool, with portable schemas.
+pub fn build(d: &ToolDef) -> Tool {
     let sources: Vec<&str> = crate::transcript::ADAPTERS
         .iter()
         .map(|a| a.name())
@@ -107,17 +79,10 @@ fn build(d: &ToolDef) -> Tool {
         )
 }
 
-/// The portable input schema of the tool `name`.
-fn input_of(name: &str) -> Option<&'static JsonObject> {
-    listed()
-        .iter()
-        .find(|t| t.name == name)
-        .map(|t| t.input_schema.as_ref())
-}
-
-/// Parses the arguments of tool `name` into `P` and runs `f`, serializing its result.
+/// Parses the arguments into `P`, checked first against the tool's portable input schema
+/// (`input`), and runs `f`, serializing its result.
 pub fn invoke<P, R>(
-    name: &str,
+    input: Option<&JsonObject>,
     args: JsonObject,
     f: impl FnOnce(P) -> Result<R, ToolError>,
 ) -> Result<Value, ToolError>
@@ -126,7 +91,7 @@ where
     R: Serialize,
 {
     let mut args = args;
-    if let Some(schema) = input_of(name) {
+    if let Some(schema) = input {
         check_arg_types(&mut args, schema)?;
     }
     let params: P = serde_json::from_value(Value::Object(args)).map_err(|e| {
@@ -191,27 +156,4 @@ fn check_arg_types(args: &mut JsonObject, schema: &JsonObject) -> Result<(), Too
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_listed_schema_is_portable() {
-        for t in listed() {
-            let input = Value::Object(t.input_schema.as_ref().clone());
-            assert!(
-                schema::non_portable(&input).is_empty(),
-                "{}: {input}",
-                t.name
-            );
-            let output = Value::Object(t.output_schema.as_deref().cloned().unwrap_or_default());
-            assert!(
-                schema::non_portable(&output).is_empty(),
-                "{}: {output}",
-                t.name
-            );
-        }
-    }
 }

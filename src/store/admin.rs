@@ -1,5 +1,5 @@
 //! The store's control commands (CLI only; the MCP tools stay read-only): `forget` and
-//! `archive status`. Both open the store's file directly; a running writer is not disturbed
+//! `store status`. Both open the store's file directly; a running writer is not disturbed
 //! (SQLite's own write lock serialises `forget` with it) and every server drops what was
 //! forgotten from its index at its next look at the store.
 use super::read::{self, StoreCounts};
@@ -40,9 +40,9 @@ pub struct Forgot {
     pub sessions: Vec<Selected>,
 }
 
-/// `archive status`.
+/// `store status`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct ArchiveStatus {
+pub struct StoreStatus {
     pub path: String,
     pub exists: bool,
     pub conversations: u64,
@@ -130,9 +130,9 @@ pub fn forget(dir: &Path, sel: &Selector, apply: bool) -> Result<Forgot, StoreEr
 }
 
 /// What the store holds.
-pub fn status(dir: &Path) -> Result<ArchiveStatus, StoreError> {
+pub fn status(dir: &Path) -> Result<StoreStatus, StoreError> {
     let path = dir.join(DB_NAME);
-    let mut out = ArchiveStatus {
+    let mut out = StoreStatus {
         path: path.display().to_string(),
         exists: false,
         conversations: 0,

@@ -38,7 +38,7 @@ pub enum ExportError {
     #[error("cannot write the export: {0}")]
     Write(#[from] std::io::Error),
     #[error(
-        "a record of `{id}` in the store `{path}` is damaged ({reason}); nothing was written for it and the export stopped: run `archive status`, or forget `{id}` and export again"
+        "a record of `{id}` in the store `{path}` is damaged ({reason}); nothing was written for it and the export stopped: run `store status`, or forget `{id}` and export again"
     )]
     Damaged {
         path: PathBuf,

@@ -33,7 +33,7 @@ const LOCK_NAME: &str = "writer.lock";
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(
-        "cannot use the data directory `{path}`: {source}; running mirror-only (history is not kept once transcripts go). Pass --data-dir DIR for a writable directory, or --no-archive to silence this"
+        "cannot use the data directory `{path}`: {source}; running mirror-only (history is not kept once transcripts go). Pass --data-dir DIR for a writable directory, or --no-store to silence this"
     )]
     Dir {
         path: PathBuf,
@@ -100,7 +100,7 @@ pub fn default_dir() -> Option<PathBuf> {
 /// This server's part in the store.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Role {
-    /// No store (`--no-archive`, or it could not be opened).
+    /// No store (`--no-store`, or it could not be opened).
     #[default]
     Off,
     Reader,
@@ -120,7 +120,7 @@ impl Role {
 /// What the store looks like from this server, for `index_status`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StoreReport {
-    /// The database file; `None` with `--no-archive`.
+    /// The database file; `None` with `--no-store`.
     pub path: Option<PathBuf>,
     pub role: Role,
     /// Bytes on disk (database and its WAL).

@@ -9,7 +9,7 @@
 //! tool calls on F or CMD); every other line is the assistant's reply. In-chat commands are not
 //! prompts, except those that carry one (`/ask`, `/code`, `/architect`, `/context`). There are
 //! no per-message times: turns take their session's start (local time, read as UTC).
-use super::claude::sorted_entries;
+use super::dir::{sorted_entries, walk_sorted};
 use super::{
     Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, Role, SourceFile, ToolCall,
     ToolKind, Turn, TurnBuilder,
@@ -59,20 +59,11 @@ impl Adapter for Aider {
     }
 
     fn discover(&self, root: &Path, _pattern: &Glob) -> Vec<SourceFile> {
-        let mut out = Vec::new();
-        walk(root, 0, &mut out);
-        out.sort();
-        out
+        walk_sorted(root, root, walk)
     }
 
     fn discover_under(&self, root: &Path, _pattern: &Glob, dir: &Path) -> Vec<SourceFile> {
-        let Ok(rel) = dir.strip_prefix(root) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        walk(dir, rel.iter().count(), &mut out);
-        out.sort();
-        out
+        walk_sorted(root, dir, walk)
     }
 
     fn classify(&self, root: &Path, _pattern: &Glob, path: &Path) -> Option<SourceFile> {

@@ -9,18 +9,16 @@
 //! never indexed. The working directory is the first tree's `file://` URI and the branch its
 //! repository `ref`.
 use super::blocks::{self, Blocks};
-use super::claude::sorted_entries;
+use super::dir::files_in;
 use super::lenient::{self, LNum, LStr};
-use super::{
-    Adapter, At, ConvMeta, ConvState, Reader, Role, SourceFile, TurnBuilder, UnitRead, UnitReader,
-};
+use super::reread::DocumentReader;
+use super::{Adapter, At, ConvMeta, ConvState, Reader, Role, SourceFile, TurnBuilder};
 use crate::util::glob::Glob;
 use crate::util::time::any_ms;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::io;
 use std::path::{Path, PathBuf};
-use xxhash_rust::xxh3::xxh3_64;
 
 pub const FORMAT: &str = "amp";
 
@@ -43,8 +41,7 @@ impl Adapter for Amp {
     }
 
     fn discover(&self, root: &Path, _pattern: &Glob) -> Vec<SourceFile> {
-        let files = sorted_entries(root).into_iter().filter(|e| !e.is_dir);
-        files.filter_map(|e| source(&e.path)).collect()
+        files_in(root, source).collect()
     }
 
     fn classify(&self, root: &Path, _pattern: &Glob, path: &Path) -> Option<SourceFile> {
@@ -52,7 +49,7 @@ impl Adapter for Amp {
     }
 
     fn reader(&self, _file: &SourceFile) -> Reader {
-        Reader::Unit(Box::<AmpReader>::default())
+        Reader::Unit(Box::new(DocumentReader::new(FORMAT, conversation)))
     }
 }
 
@@ -194,51 +191,7 @@ fn conversation(raw: &str, fallback: &str) -> io::Result<ConvState> {
             _ => turns.touch(timestamp),
         }
     }
-    let completed = turns.finish_all();
-    Ok(ConvState {
-        id,
-        meta,
-        turn_count: completed.len() as u32,
-        completed,
-        open: None,
-    })
-}
-
-/// Re-reads a thread file whole and reports it when what it indexes changed. A document that
-/// does not parse (caught mid-rewrite) is an error, so the last reading stays until the next
-/// change; one that never parsed is an empty unit with one skipped record (`index_status`
-/// shows it).
-#[derive(Default)]
-pub struct AmpReader {
-    fingerprint: Option<u64>,
-}
-
-impl UnitReader for AmpReader {
-    fn read(&mut self, file: &SourceFile) -> io::Result<UnitRead> {
-        let bytes = std::fs::read(&file.path)?;
-        let fallback = match &file.role {
-            Role::Session { id } => id.clone(),
-            Role::Subagent { agent_id, .. } => format!("{FORMAT}:{agent_id}"),
-        };
-        let conv = match conversation(&String::from_utf8_lossy(&bytes), &fallback) {
-            Ok(c) => c,
-            Err(_) if self.fingerprint.is_none() => {
-                return Ok(UnitRead {
-                    skipped: 1,
-                    ..UnitRead::default()
-                });
-            }
-            Err(e) => return Err(e),
-        };
-        let fp = xxh3_64(format!("{}{:?}{:?}", conv.id, conv.meta, conv.completed).as_bytes());
-        let changed = self.fingerprint.replace(fp) != Some(fp);
-        Ok(UnitRead {
-            present: vec![conv.id.clone()],
-            changed: if changed { vec![conv] } else { Vec::new() },
-            skipped: 0,
-            ..UnitRead::default()
-        })
-    }
+    Ok(ConvState::finished(id, meta, turns))
 }
 
 #[cfg(test)]

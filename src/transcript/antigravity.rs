@@ -10,8 +10,9 @@
 //! values are JSON-encoded strings. Tool results (steps typed by tool), system and ephemeral
 //! messages, history and checkpoint markers are not indexed. The working directory is not in the
 //! transcript: `history.jsonl` beside `brain/` records each conversation's workspace.
-use super::claude::{sorted_entries, strip_elements};
+use super::dir::sorted_entries;
 use super::lenient::{self, LStr, LTime, Shape};
+use super::markup::strip_elements;
 use super::tools::{ToolArgs, kind_of};
 use super::{
     Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, Role, SourceFile, ToolCall,

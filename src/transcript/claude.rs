@@ -3,6 +3,7 @@
 //!
 //! Lines are parsed into borrowed wire structs; tool results, `toolUseResult`, thinking and
 //! every field we do not name are skipped by the JSON scanner without being materialised.
+use super::dir::sorted_entries;
 use super::lenient::{Content, LBool, LStr, Raw};
 use super::{
     Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, Role, SourceFile,
@@ -21,11 +22,9 @@ pub mod prompt;
 mod scan;
 mod tool;
 mod user;
-pub use discover::{
-    Entry, discover_project, discover_subagents, links_within, sorted_entries, subagent_id,
-};
+pub use discover::{discover_project, discover_subagents, links_within, subagent_id};
 use discover::{nested_subagent, project_file};
-pub use prompt::{prompt_text, strip_elements};
+pub use prompt::prompt_text;
 
 /// The Claude Code adapter.
 pub struct Claude;

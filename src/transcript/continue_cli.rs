@@ -9,18 +9,16 @@
 //! used. Tool outputs (`toolCallStates[].output`, `tool` messages) and thinking are never
 //! indexed. The files carry no per-message times.
 use super::amp::file_uri_path;
-use super::claude::sorted_entries;
+use super::dir::files_in;
 use super::lenient::{self, Content, LStr};
+use super::reread::DocumentReader;
 use super::tools::calls_of;
-use super::{
-    Adapter, At, ConvMeta, ConvState, Reader, Role, SourceFile, TurnBuilder, UnitRead, UnitReader,
-};
+use super::{Adapter, At, ConvMeta, ConvState, Reader, Role, SourceFile, TurnBuilder};
 use crate::util::glob::Glob;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::io;
 use std::path::{Path, PathBuf};
-use xxhash_rust::xxh3::xxh3_64;
 
 pub const FORMAT: &str = "continue";
 
@@ -48,8 +46,7 @@ impl Adapter for Continue {
     }
 
     fn discover(&self, root: &Path, _pattern: &Glob) -> Vec<SourceFile> {
-        let files = sorted_entries(root).into_iter().filter(|e| !e.is_dir);
-        files.filter_map(|e| source(&e.path)).collect()
+        files_in(root, source).collect()
     }
 
     fn classify(&self, root: &Path, _pattern: &Glob, path: &Path) -> Option<SourceFile> {
@@ -57,7 +54,7 @@ impl Adapter for Continue {
     }
 
     fn reader(&self, _file: &SourceFile) -> Reader {
-        Reader::Unit(Box::<ContinueReader>::default())
+        Reader::Unit(Box::new(DocumentReader::new(FORMAT, conversation)))
     }
 }
 
@@ -192,47 +189,5 @@ fn conversation(raw: &str, fallback: &str) -> io::Result<ConvState> {
             _ => {}
         }
     }
-    let completed = turns.finish_all();
-    Ok(ConvState {
-        id,
-        meta,
-        turn_count: completed.len() as u32,
-        completed,
-        open: None,
-    })
-}
-
-/// Re-reads a session file whole and reports it when what it indexes changed (a document
-/// caught mid-rewrite keeps the last reading; one that never parsed is a skipped record).
-#[derive(Default)]
-pub struct ContinueReader {
-    fingerprint: Option<u64>,
-}
-
-impl UnitReader for ContinueReader {
-    fn read(&mut self, file: &SourceFile) -> io::Result<UnitRead> {
-        let bytes = std::fs::read(&file.path)?;
-        let fallback = match &file.role {
-            Role::Session { id } => id.clone(),
-            Role::Subagent { agent_id, .. } => format!("{FORMAT}:{agent_id}"),
-        };
-        let conv = match conversation(&String::from_utf8_lossy(&bytes), &fallback) {
-            Ok(c) => c,
-            Err(_) if self.fingerprint.is_none() => {
-                return Ok(UnitRead {
-                    skipped: 1,
-                    ..UnitRead::default()
-                });
-            }
-            Err(e) => return Err(e),
-        };
-        let fp = xxh3_64(format!("{}{:?}{:?}", conv.id, conv.meta, conv.completed).as_bytes());
-        let changed = self.fingerprint.replace(fp) != Some(fp);
-        Ok(UnitRead {
-            present: vec![conv.id.clone()],
-            changed: if changed { vec![conv] } else { Vec::new() },
-            skipped: 0,
-            ..UnitRead::default()
-        })
-    }
+    Ok(ConvState::finished(id, meta, turns))
 }

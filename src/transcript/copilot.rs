@@ -9,8 +9,8 @@
 //! conversations whose first prompt is that call's task. Reasoning, tool results, hooks, usage
 //! and notices are never indexed. cwd and branch come from `session.start`/`session.resume`, the
 //! title from `session.title_changed` or the session's `workspace.yaml`.
-use super::claude::sorted_entries;
 use super::convs::{Conv, ConvSet};
+use super::dir::sorted_entries;
 use super::lenient::{self, LBool, LStr, LTime};
 use super::tools::{ToolArgs, kind_of, patch_calls};
 use super::{

@@ -11,9 +11,10 @@
 //! turn. Times are epoch seconds (the schema says milliseconds; both are read). Session ids are
 //! `crush:<id>`; `parent_session_id` links sub-agent sessions to their parent; the project is
 //! the directory holding `.crush`.
-use super::claude::sorted_entries;
+use super::dir::{sorted_entries, walk_sorted};
 use super::lenient::{LStr, Shape, shape};
-use super::sqlite::{Database, Table, read_consistent, side_path};
+use super::reread::{Reported, by_conversation};
+use super::sqlite::{Database, Table, sessions_and_messages, side_path};
 use super::tools::{ToolCall, ToolKind, calls_of};
 use super::{
     Adapter, At, ConvMeta, ConvState, Reader, Role, SourceFile, SummaryRecord, TurnBuilder,
@@ -21,12 +22,10 @@ use super::{
 };
 use crate::util::glob::Glob;
 use crate::util::time::epoch_ms;
-use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::io;
 use std::path::{Path, PathBuf};
-use xxhash_rust::xxh3::xxh3_64;
 
 pub const FORMAT: &str = "crush";
 
@@ -64,20 +63,11 @@ impl Adapter for Crush {
     }
 
     fn discover(&self, root: &Path, _pattern: &Glob) -> Vec<SourceFile> {
-        let mut out = Vec::new();
-        walk(root, 0, &mut out);
-        out.sort();
-        out
+        walk_sorted(root, root, walk)
     }
 
     fn discover_under(&self, root: &Path, _pattern: &Glob, dir: &Path) -> Vec<SourceFile> {
-        let Ok(rel) = dir.strip_prefix(root) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        walk(dir, rel.iter().count(), &mut out);
-        out.sort();
-        out
+        walk_sorted(root, dir, walk)
     }
 
     fn classify(&self, root: &Path, _pattern: &Glob, path: &Path) -> Option<SourceFile> {
@@ -238,22 +228,7 @@ fn conversation(s: &Session, cwd: Option<&str>, messages: &[&Message]) -> ConvSt
             _ => turns.touch(timestamp),
         }
     }
-    let completed = turns.finish_all();
-    ConvState {
-        id: format!("{FORMAT}:{}", s.id),
-        meta,
-        turn_count: completed.len() as u32,
-        completed,
-        open: None,
-    }
-}
-
-/// Every session and message row of one snapshot (`None` without the Crush tables).
-fn read_rows(db: &Database) -> io::Result<Option<(Vec<Session>, Vec<Message>)>> {
-    let (Some(st), Some(mt)) = (db.table("sessions")?, db.table("messages")?) else {
-        return Ok(None);
-    };
-    Ok(Some((sessions(db, &st)?, messages(db, &mt)?)))
+    ConvState::finished(format!("{FORMAT}:{}", s.id), meta, turns)
 }
 
 fn sessions(db: &Database, t: &Table) -> io::Result<Vec<Session>> {
@@ -298,44 +273,21 @@ fn messages(db: &Database, t: &Table) -> io::Result<Vec<Message>> {
 /// changed.
 #[derive(Default)]
 pub struct CrushReader {
-    reported: FxHashMap<String, u64>,
-    read_once: bool,
+    reported: Reported,
 }
 
 impl UnitReader for CrushReader {
     fn read(&mut self, file: &SourceFile) -> io::Result<UnitRead> {
-        let rows = match read_consistent(&file.path, read_rows) {
-            Ok(r) => r,
-            // never readable: shown in index_status as a file with a skipped record
-            Err(e) if e.kind() == io::ErrorKind::InvalidData && !self.read_once => {
-                return Ok(UnitRead {
-                    skipped: 1,
-                    ..UnitRead::default()
-                });
-            }
-            Err(e) => return Err(e),
-        };
-        self.read_once = true;
-        let (sessions, messages) = rows.unwrap_or_default();
-        let mut by_session: FxHashMap<&str, Vec<&Message>> = FxHashMap::default();
-        for m in &messages {
-            by_session.entry(&m.session).or_default().push(m);
-        }
-        let cwd = project_dir(&file.path).and_then(Path::to_str);
-        let mut read = UnitRead::default();
-        let mut reported = FxHashMap::default();
-        for s in &sessions {
-            let msgs = by_session.get(s.id.as_str()).map_or(&[][..], |v| v);
-            let c = conversation(s, cwd, msgs);
-            let hash = xxh3_64(format!("{:?}{:?}", c.meta, c.completed).as_bytes());
-            read.present.push(c.id.clone());
-            reported.insert(c.id.clone(), hash);
-            if self.reported.get(&c.id) != Some(&hash) {
-                read.changed.push(c);
-            }
-        }
-        self.reported = reported;
-        Ok(read)
+        let convs =
+            sessions_and_messages(&file.path, sessions, messages).map(|(sessions, messages)| {
+                let by_session = by_conversation(&messages, |m| &m.session);
+                let cwd = project_dir(&file.path).and_then(Path::to_str);
+                sessions
+                    .iter()
+                    .map(|s| conversation(s, cwd, by_session.get(s.id.as_str()).map_or(&[], |v| v)))
+                    .collect()
+            });
+        self.reported.read(convs)
     }
 
     fn stamp_paths(&self, file: &SourceFile) -> Vec<PathBuf> {

@@ -9,7 +9,7 @@
 //! blocks the calls. The workspace directory name encodes its path lossily (`/` and `.` become
 //! `-`), so the working directory is the ancestor of a path the agent used whose encoding is the
 //! workspace name; the title and creation time come from `~/.cursor/chats/*/<id>/store.db`.
-use super::claude::sorted_entries;
+use super::dir::sorted_entries;
 use super::lenient::{self, Content, LStr, LTime};
 use super::sqlite::Database;
 use super::tools::{ToolArgs, kind_of, patch_calls};

@@ -9,9 +9,9 @@
 //! further blocks), with `<system-reminder>` elements stripped; a user message of tool results
 //! is tool output. Thinking and tool results are never indexed. No git branch is recorded.
 use super::blocks::{self, Blocks};
-use super::claude::prompt::strip_elements;
-use super::claude::sorted_entries;
+use super::dir::{files_in, session_file, sorted_entries};
 use super::lenient::{self, LStr};
+use super::markup::strip_elements;
 use super::{
     Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, Role, SourceFile, TurnBuilder,
 };
@@ -75,22 +75,12 @@ impl Adapter for Droid {
 }
 
 fn collect(dir: &Path, out: &mut Vec<SourceFile>) {
-    for e in sorted_entries(dir).into_iter().filter(|e| !e.is_dir) {
-        out.extend(source(&e.path));
-    }
+    out.extend(files_in(dir, source));
 }
 
 /// `<id>.jsonl` (not the `.settings.json` beside it).
 fn source(path: &Path) -> Option<SourceFile> {
-    let stem = path.file_name()?.to_str()?.strip_suffix(".jsonl")?;
-    (!stem.is_empty()).then(|| SourceFile {
-        path: path.to_owned(),
-        format: FORMAT,
-        group: None,
-        role: Role::Session {
-            id: format!("{FORMAT}:{stem}"),
-        },
-    })
+    session_file(path, FORMAT, ".jsonl")
 }
 
 #[derive(Deserialize)]

@@ -6,7 +6,7 @@
 //! drops that message and all after it; so the file is replayed whole on every change. Thoughts,
 //! tool results and `info`/`error`/`warning` notices are never indexed. The project root comes
 //! from `.project_root` (or `~/.gemini/projects.json`), else the directory names the project.
-use super::claude::sorted_entries;
+use super::dir::sorted_entries;
 use super::lenient::{self, Content, LStr, Shape};
 use super::tools::{ToolArgs, kind_of};
 use super::{

@@ -11,21 +11,20 @@
 //! `metadata_json.userVisible: false` (agent-only text such as compaction summaries). Session
 //! ids are `goose:<id>`; `parent_session_id` links sub-agent sessions to their parent. The
 //! legacy per-session `.jsonl` files of older Goose releases are not read.
-use super::claude::sorted_entries;
+use super::dir::sorted_entries;
 use super::lenient::{self, LBool, LStr};
-use super::sqlite::{Database, Table, read_consistent, side_path};
+use super::reread::{Reported, by_conversation};
+use super::sqlite::{Database, Table, sessions_and_messages, side_path};
 use super::tools::{ToolArgs, ToolCall, ToolKind, calls_of};
 use super::{
     Adapter, At, ConvMeta, ConvState, Reader, Role, SourceFile, TurnBuilder, UnitRead, UnitReader,
 };
 use crate::util::glob::Glob;
 use crate::util::time::{epoch_ms, parse_iso};
-use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::io;
 use std::path::{Path, PathBuf};
-use xxhash_rust::xxh3::xxh3_64;
 
 pub const FORMAT: &str = "goose";
 
@@ -230,22 +229,7 @@ fn conversation(s: &Session, rows: &[&Row]) -> ConvState {
             _ => turns.touch(timestamp),
         }
     }
-    let completed = turns.finish_all();
-    ConvState {
-        id: format!("{FORMAT}:{}", s.id),
-        meta,
-        turn_count: completed.len() as u32,
-        completed,
-        open: None,
-    }
-}
-
-/// Every session and message row of one snapshot (`None` without the Goose tables).
-fn read_rows(db: &Database) -> io::Result<Option<(Vec<Session>, Vec<Row>)>> {
-    let (Some(st), Some(mt)) = (db.table("sessions")?, db.table("messages")?) else {
-        return Ok(None);
-    };
-    Ok(Some((sessions(db, &st)?, messages(db, &mt)?)))
+    ConvState::finished(format!("{FORMAT}:{}", s.id), meta, turns)
 }
 
 fn sessions(db: &Database, t: &Table) -> io::Result<Vec<Session>> {
@@ -293,19 +277,13 @@ fn messages(db: &Database, t: &Table) -> io::Result<Vec<Row>> {
 /// changed.
 #[derive(Default)]
 pub struct GooseReader {
-    reported: FxHashMap<String, u64>,
-    read_once: bool,
+    reported: Reported,
 }
 
 impl GooseReader {
     fn conversations(file: &SourceFile) -> io::Result<Vec<ConvState>> {
-        let Some((sessions, rows)) = read_consistent(&file.path, read_rows)? else {
-            return Ok(Vec::new());
-        };
-        let mut by_session: FxHashMap<&str, Vec<&Row>> = FxHashMap::default();
-        for r in &rows {
-            by_session.entry(&r.session).or_default().push(r);
-        }
+        let (sessions, rows) = sessions_and_messages(&file.path, sessions, messages)?;
+        let by_session = by_conversation(&rows, |r| &r.session);
         Ok(sessions
             .iter()
             .map(|s| conversation(s, by_session.get(s.id.as_str()).map_or(&[], |v| v)))
@@ -315,30 +293,7 @@ impl GooseReader {
 
 impl UnitReader for GooseReader {
     fn read(&mut self, file: &SourceFile) -> io::Result<UnitRead> {
-        let convs = match Self::conversations(file) {
-            Ok(c) => c,
-            // never readable: shown in index_status as a file with a skipped record
-            Err(e) if e.kind() == io::ErrorKind::InvalidData && !self.read_once => {
-                return Ok(UnitRead {
-                    skipped: 1,
-                    ..UnitRead::default()
-                });
-            }
-            Err(e) => return Err(e),
-        };
-        self.read_once = true;
-        let mut read = UnitRead::default();
-        let mut reported = FxHashMap::default();
-        for c in convs {
-            let hash = xxh3_64(format!("{:?}{:?}", c.meta, c.completed).as_bytes());
-            read.present.push(c.id.clone());
-            reported.insert(c.id.clone(), hash);
-            if self.reported.get(&c.id) != Some(&hash) {
-                read.changed.push(c);
-            }
-        }
-        self.reported = reported;
-        Ok(read)
+        self.reported.read(Self::conversations(file))
     }
 
     fn stamp_paths(&self, file: &SourceFile) -> Vec<PathBuf> {

@@ -9,7 +9,7 @@
 //! injected messages (other origins) are not prompts. Replies and tool calls are
 //! `context.append_loop_event`s (`content.part` text, `tool.call`); thinking, tool results, usage
 //! and the other ~50 op types are never indexed.
-use super::claude::sorted_entries;
+use super::dir::sorted_entries;
 use super::kimi::tool_calls;
 use super::lenient::{self, Content, LStr, LTime, Shape};
 use super::tools::ToolArgs;

@@ -81,16 +81,19 @@ pub mod convs;
 pub mod copilot;
 pub mod crush;
 pub mod cursor;
+pub mod dir;
 pub mod droid;
 pub mod gemini;
 pub mod goose;
 pub mod kimi;
 pub mod kimi_code;
 pub mod lenient;
+pub mod markup;
 pub mod openclaw;
 pub mod opencode;
 pub mod qwen;
 pub mod redacted;
+pub mod reread;
 pub mod sqlite;
 pub mod stream;
 pub mod tools;
@@ -250,6 +253,20 @@ pub struct ConvState {
     pub open: Option<Turn>,
     /// Turns started so far, open one included.
     pub turn_count: u32,
+}
+
+impl ConvState {
+    /// A conversation read whole: every turn `turns` built, finished.
+    pub fn finished(id: String, meta: ConvMeta, mut turns: TurnBuilder) -> ConvState {
+        let completed = turns.finish_all();
+        ConvState {
+            id,
+            meta,
+            turn_count: completed.len() as u32,
+            completed,
+            open: None,
+        }
+    }
 }
 
 /// Why a line was skipped.

@@ -5,12 +5,12 @@
 //! agent message by `role`. Users' prompts start turns; assistant `text` blocks and `toolCall`
 //! blocks fill them. Tool results, thinking, harness housekeeping (heartbeats, memory flushes,
 //! `custom_message` context) and the auto-generated "new session" notice are never indexed.
-use super::claude::sorted_entries;
+use super::dir::{files_in, session_file, sorted_entries};
 use super::lenient::{self, Content, LNum, LStr};
 use super::tools::{ToolArgs, kind_of};
 use super::{
-    Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, Role, SourceFile,
-    SummaryRecord, TurnBuilder,
+    Adapter, At, ConvMeta, ConvState, LineError, LineParser, Reader, SourceFile, SummaryRecord,
+    TurnBuilder,
 };
 use crate::util::glob::Glob;
 use crate::util::time::parse_iso;
@@ -84,21 +84,11 @@ impl Adapter for OpenClaw {
 
 /// `*.jsonl` files directly in `dir`.
 fn collect(dir: &Path, out: &mut Vec<SourceFile>) {
-    for e in sorted_entries(dir).into_iter().filter(|e| !e.is_dir) {
-        out.extend(source(&e.path));
-    }
+    out.extend(files_in(dir, source));
 }
 
 fn source(path: &Path) -> Option<SourceFile> {
-    let stem = path.file_name()?.to_str()?.strip_suffix(".jsonl")?;
-    (!stem.is_empty()).then(|| SourceFile {
-        path: path.to_owned(),
-        format: FORMAT,
-        group: None,
-        role: Role::Session {
-            id: format!("{FORMAT}:{stem}"),
-        },
-    })
+    session_file(path, FORMAT, ".jsonl")
 }
 
 /// Conversation id: the header's session id, or the file name when it extends that id (topic

@@ -13,7 +13,7 @@
 //! thoughts, telemetry and other system records are never indexed. Sidechain records
 //! (`isSidechain`, background agents) form sub-agent conversations `qwen:<session>/<agent>`;
 //! records copied by `/branch` (`forkedFrom`) are the origin's, not this chat's.
-use super::claude::sorted_entries;
+use super::dir::{files_in, sorted_entries};
 use super::lenient::{self, LBool, LStr};
 use super::tools::calls_of;
 use super::{
@@ -58,8 +58,7 @@ impl Adapter for Qwen {
         for p in projects {
             let chats = p.join("chats");
             for dir in [chats.join("archive"), chats] {
-                let files = sorted_entries(&dir).into_iter().filter(|e| !e.is_dir);
-                out.extend(files.filter_map(|e| source(&e.path)));
+                out.extend(files_in(&dir, source));
             }
         }
         out.sort();
@@ -385,14 +384,7 @@ fn conversation(id: String, recs: &[&Rec]) -> ConvState {
             What::Nothing => turns.touch(r.timestamp),
         }
     }
-    let completed = turns.finish_all();
-    ConvState {
-        id,
-        meta,
-        turn_count: completed.len() as u32,
-        completed,
-        open: None,
-    }
+    ConvState::finished(id, meta, turns)
 }
 
 /// Re-reads a chat file whole and reports the conversations whose content changed.

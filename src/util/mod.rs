@@ -2,12 +2,12 @@
 //! binary codec, immutable (possibly mapped) byte buffers, huge-page arrays, the search for a
 //! JSON string's next special byte, short copies, and the static musl binary's memory functions.
 pub mod blob;
-#[cfg(target_arch = "x86_64")]
-pub mod cmem;
 pub mod codec;
 pub mod glob;
 pub mod huge;
-pub mod special;
+pub mod json_bitmap;
+#[cfg(target_arch = "x86_64")]
+pub mod libc_mem;
 pub mod time;
 pub mod varint;
 
@@ -55,7 +55,7 @@ pub fn copy_short(dst: &mut [u8], src: &[u8]) {
 pub const SHORT: usize = 16;
 
 /// Appends `src` to `out`; one of at most [`SHORT`] bytes by [`copy_short`] instead of a call
-/// to `memcpy` (musl's took tens of cycles for a few bytes, before [`cmem`] replaced it in the
+/// to `memcpy` (musl's took tens of cycles for a few bytes, before [`libc_mem`] replaced it in the
 /// static binary). Such an append briefly needs [`SHORT`] bytes of room: a vector sized
 /// exactly in advance gets that much more capacity.
 #[inline]
@@ -73,7 +73,7 @@ pub fn extend_short(out: &mut Vec<u8>, src: &[u8]) {
 
 /// `a` and `b` compared in byte order, eight bytes a step: terms that share a long
 /// prefix (paths, identifiers) are compared often while a dictionary is sorted (musl's
-/// `memcmp`, what comparing slices calls, was a byte loop before [`cmem`] replaced it).
+/// `memcmp`, what comparing slices calls, was a byte loop before [`libc_mem`] replaced it).
 pub fn cmp_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
     for (p, q) in (&mut x).zip(&mut y) {

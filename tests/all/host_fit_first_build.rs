@@ -127,14 +127,25 @@ fn index_status_counts_grow_as_files_finish() {
 fn a_session_not_indexed_yet_is_reported_as_such() {
     let dir = corpus();
     let mut s = start(&dir, Era::Init("2025-06-18"));
+    // the files are found in milliseconds; reading all 40 takes 16 s (400 ms each)
+    poll_until_desc("the files to be found", Duration::from_secs(30), || {
+        let st = s.tool_ok("index_status", json!({}));
+        (st["build"]["files_total"] == FILES || st["complete"] == true).then_some(())
+    });
     // the last file in path order is read last
     let last = format!("b0000000-0000-4000-8000-{:012}", FILES - 1);
     let r = s.tool("read_turn", json!({"session_id": last, "turn_number": 0}));
     let result = &r["result"];
-    if result["isError"] == true {
-        let text = result["content"][0]["text"].as_str().unwrap_or_default();
-        assert!(text.contains("index build is still running"), "{r}");
-    }
+    assert_eq!(result["isError"], true, "{r}");
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("index build is still running"), "{r}");
+    // once the build is done, the same session reads
+    wait_done(&mut s);
+    let r = s.tool_ok("read_turn", json!({"session_id": last, "turn_number": 0}));
+    assert!(
+        r.to_string().contains(&format!("fileword{}", FILES - 1)),
+        "{r}"
+    );
 }
 
 #[test]

@@ -50,6 +50,7 @@ mod host_fit_first_build;
 mod host_fit_memory;
 mod host_fit_protocol;
 mod host_fit_results;
+mod host_fit_roots;
 mod host_fit_schemas;
 mod http;
 mod http_priming;

@@ -42,6 +42,7 @@ impl Gen {
 const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const HEX: &str = "0123456789abcdef";
 const UPPER32: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+const B64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// One planted secret: its kind, the text it is written in, and a part of it that must never
 /// come back (searched for, and looked for in every output and in the cache's bytes).
@@ -86,6 +87,11 @@ fn b64(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// A random AWS secret access key: 40 base64 characters, both cases (as real keys have).
+fn aws_secret(g: &mut Gen) -> String {
+    format!("{}a{}Z/", g.pick(18, B64), g.pick(19, B64))
 }
 
 /// One secret of every kind, written the way people write them.
@@ -234,6 +240,32 @@ fn planted(g: &mut Gen) -> Vec<Planted> {
     add("token_assignment", format!("--token {r}"), r);
     let r = g.alnum(24);
     add("api_key_assignment", format!("{{\"apiKey\": \"{r}\"}}"), r);
+    // the shapes pair detectors catch (issue 39): next to an access key id on one line or in
+    // one record, after a `secret` word, in `~/.aws/credentials` lines
+    let id = || format!("{}{}", "AKIA", "IOSFODNN7QXZ2MV4");
+    let r = aws_secret(g);
+    add(
+        "aws_secret_key",
+        format!("my key is {} and secret {r}", id()),
+        r,
+    );
+    let r = aws_secret(g);
+    add(
+        "aws_secret_key",
+        format!("{{\"AccessKeyId\": \"{}\",\n \"Key\": \"{r}\"}}", id()),
+        r,
+    );
+    let r = aws_secret(g);
+    add("aws_secret_key", format!("secret_key = {r}"), r);
+    let r = aws_secret(g);
+    add(
+        "aws_secret_key",
+        format!(
+            "[default]\naws_access_key_id = {}\naws_secret_access_key = {r}\n",
+            id()
+        ),
+        r,
+    );
     out
 }
 
@@ -258,6 +290,10 @@ fn look_alikes(g: &mut Gen) -> Vec<String> {
         "api_key=<your-key>".to_owned(),
         "token=${GITHUB_TOKEN}".to_owned(),
         "secret=***".to_owned(),
+        // 40-character runs that are no AWS secret key, next to an access key id (below)
+        "src/Components/Header2/NavigationBarItem".to_owned(),
+        "TokenizerSnapshotV2BuilderFactoryManager".to_owned(),
+        format!("secret {}", g.pick(40, HEX)),
     ]
 }
 
@@ -285,7 +321,9 @@ fn write_corpus(dir: &ProjectsDir, secrets: &[Planted], alikes: &[String]) {
         s.custom_title(&format!("titlemark{i} {}", p.text));
     }
     let mut s = project.session("a11ce000-0000-4000-8000-000000000000");
-    s.exchange(&format!("lookalikes {}", alikes.join(" ")), "ok");
+    // an access key id in the same text: only it is redacted, not the look-alikes
+    let id = format!("{}{}", "ASIA", "Z3Q7MXKD2WPLN4RT");
+    s.exchange(&format!("lookalikes key {id} {}", alikes.join(" ")), "ok");
 }
 
 /// Every byte under the cache directory (the generations directory included).

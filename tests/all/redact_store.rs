@@ -14,6 +14,11 @@ fn aws_key() -> String {
     format!("AKIA{}", "QX7Z2MV4LJ3KT8WB")
 }
 
+/// An AWS secret access key (40 base64 characters), from pieces as above.
+fn aws_secret() -> String {
+    format!("{}/{}", "wJalrXUtnFEMI/K7MDENG", "bPxRfiCYQXZ2MV4LJ3")
+}
+
 fn holds(root: &Path, needle: &str) -> bool {
     tree_bytes(root)
         .values()
@@ -37,7 +42,10 @@ fn secrets_never_reach_the_store_and_a_rules_change_redacts_stored_turns_again()
     let inhouse = format!("zq-{}", 583_920_175 + u64::from(std::process::id() % 1000));
     let mut s = env.projects.project("-work-vault").session(SESSION);
     s.exchange(&format!("deploy code {inhouse}"), "ok");
-    s.exchange(&format!("key {}", aws_key()), "noted");
+    s.exchange(
+        &format!("key {} and secret {}", aws_key(), aws_secret()),
+        "noted",
+    );
     let transcript = s.path().to_path_buf();
 
     let before = serve(&env, &[]);
@@ -60,6 +68,10 @@ fn secrets_never_reach_the_store_and_a_rules_change_redacts_stored_turns_again()
     assert!(
         !holds(data, &aws_key()),
         "a built-in secret reached the store"
+    );
+    assert!(
+        holds(data, "[REDACTED:aws_secret_key]") && !holds(data, &aws_secret()),
+        "the secret key next to its id is stored redacted"
     );
 
     // the transcript goes: the store alone holds the turns; rules N+1 know the in-house shape
@@ -86,5 +98,5 @@ fn secrets_never_reach_the_store_and_a_rules_change_redacts_stored_turns_again()
         Duration::from_secs(10),
         || (!holds(data, &inhouse)).then_some(()),
     );
-    assert!(!holds(data, &aws_key()));
+    assert!(!holds(data, &aws_key()) && !holds(data, &aws_secret()));
 }

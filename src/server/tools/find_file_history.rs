@@ -4,7 +4,7 @@ use super::progress::{self, BuildOut};
 use super::{check_limit, check_offset, check_scope, check_time, iso};
 use crate::corpus::Snapshot;
 use crate::index::facts;
-use crate::server::toolset::{self, Ctx, Lane, ToolDef};
+use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
@@ -115,11 +115,13 @@ pub fn run(snap: &Snapshot, p: FileHistoryParams) -> Result<FileHistoryResponse,
         .collect();
     let build = progress::building(snap);
     let short = max_chars < 1500;
+    let roots = super::roots::note(snap, short);
     let available = rows.len();
     let echo = budget::clip(needle, budget::echo_chars(max_chars));
     let envelope = |n: usize, shrunk: bool| {
         let next = offset + n;
         let mut note = build.as_ref().map(|b| progress::note(b, short));
+        note = progress::join_opt(note, roots.clone());
         if n < available || shrunk {
             note = progress::join(
                 note,
@@ -183,5 +185,5 @@ pub const DEF: ToolDef = ToolDef {
 };
 
 fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| run(ctx.snap, p))
+    super::invoke(DEF.name, args, |p| run(ctx.snap, p))
 }

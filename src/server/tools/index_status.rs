@@ -5,7 +5,7 @@ use super::progress::{self, BuildOut};
 use crate::cache::CacheReport;
 use crate::corpus::Snapshot;
 use crate::live::LiveStatus;
-use crate::server::toolset::{self, Ctx, Lane, ToolDef};
+use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
@@ -225,6 +225,15 @@ pub fn run(
         // `complete: false` and `state` still say that the build runs
         out.build = None;
     }
+    if out.warnings.is_empty() {
+        // a missing or empty directory still said in short, room permitting
+        if let Some(n) = super::roots::note(snap, true) {
+            out.warnings.push(n);
+            if json_len(&out) > max_chars {
+                out.warnings.clear();
+            }
+        }
+    }
     Ok(out)
 }
 
@@ -293,7 +302,7 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
                 skipped_lines: h.skipped_lines,
                 unknown_records: h.unknown_records.clone(),
                 files_without_turns: h.files_without_turns,
-                warning: h.warning.clone(),
+                warning: warning(h, snap.complete),
             })
             .collect(),
         cache: cache.into(),
@@ -303,9 +312,15 @@ fn status(snap: &Snapshot, live: &LiveStatus, cache: CacheReport) -> StatusOut {
             .stats
             .sources
             .iter()
-            .filter_map(|h| h.warning.clone())
+            .filter_map(|h| warning(h, snap.complete))
             .collect(),
     }
+}
+
+/// A source's warning: a directory that does not exist or holds no transcript named with what
+/// to pass instead, else what the corpus found wrong with its files.
+fn warning(h: &crate::corpus::SourceHealth, complete: bool) -> Option<String> {
+    super::roots::sentence(h, complete, false).or_else(|| h.warning.clone())
 }
 
 /// See [`StatusOut::state`].
@@ -330,7 +345,7 @@ pub const DEF: ToolDef = ToolDef {
 };
 
 fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| {
+    super::invoke(DEF.name, args, |p| {
         run(
             ctx.snap,
             ctx.live,

@@ -1,6 +1,7 @@
 //! The MCP tools, one per file. Each file holds the tool's argument and result types (the
 //! wire contract and its JSON schemas), its validation, and a `run` function the MCP server and
-//! the CLI both call. This module holds the argument checks and output budgets they share.
+//! the CLI both call. This module holds their list (what `tools/list` answers) and the
+//! argument checks they share.
 pub mod budget;
 pub mod find_file_history;
 pub mod index_status;
@@ -9,11 +10,65 @@ pub mod progress;
 pub mod read_conversation;
 pub mod read_turn;
 pub mod recent_context;
+pub mod roots;
 pub mod search;
 pub mod store_out;
 
 use super::ToolError;
+use super::toolset::{self, ToolDef};
 use crate::util::time::{now_ms, parse_iso, parse_relative};
+use rmcp::model::{JsonObject, Tool};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// Every tool, in the order `tools/list` gives them.
+pub fn all() -> [&'static ToolDef; 7] {
+    [
+        &search::DEF,
+        &list::DEF,
+        &read_turn::DEF,
+        &read_conversation::DEF,
+        &find_file_history::DEF,
+        &recent_context::DEF,
+        &index_status::DEF,
+    ]
+}
+
+/// The tool called `name`.
+pub fn find(name: &str) -> Option<&'static ToolDef> {
+    all().into_iter().find(|t| t.name == name)
+}
+
+/// Names of the tools, for messages.
+pub fn names() -> String {
+    all().map(|t| format!("`{}`", t.name)).join(", ")
+}
+
+/// The `tools/list` answer, built once.
+pub fn listed() -> &'static [Tool] {
+    static LIST: OnceLock<Vec<Tool>> = OnceLock::new();
+    LIST.get_or_init(|| all().iter().map(|d| toolset::build(d)).collect())
+}
+
+/// Parses the arguments of tool `name` into `P` (checked against its listed input schema) and
+/// runs `f`, serializing its result.
+pub fn invoke<P, R>(
+    name: &str,
+    args: JsonObject,
+    f: impl FnOnce(P) -> Result<R, ToolError>,
+) -> Result<Value, ToolError>
+where
+    P: DeserializeOwned,
+    R: Serialize,
+{
+    let input = listed()
+        .iter()
+        .find(|t| t.name == name)
+        .map(|t| t.input_schema.as_ref());
+    toolset::invoke(input, args, f)
+}
 
 /// Largest `limit` any tool accepts; larger values are capped.
 pub const MAX_LIMIT: i64 = 100;
@@ -96,4 +151,28 @@ pub fn check_time(
 /// Whether a conversation's transcript still exists, and since when it does not.
 pub fn source_presence(conv: &crate::corpus::catalog::Conversation) -> (bool, Option<String>) {
     (conv.gone_since.is_none(), iso(conv.gone_since))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::schema;
+
+    #[test]
+    fn every_listed_schema_is_portable() {
+        for t in listed() {
+            let input = Value::Object(t.input_schema.as_ref().clone());
+            assert!(
+                schema::non_portable(&input).is_empty(),
+                "{}: {input}",
+                t.name
+            );
+            let output = Value::Object(t.output_schema.as_deref().cloned().unwrap_or_default());
+            assert!(
+                schema::non_portable(&output).is_empty(),
+                "{}: {output}",
+                t.name
+            );
+        }
+    }
 }

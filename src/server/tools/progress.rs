@@ -61,13 +61,27 @@ pub fn join(note: Option<String>, more: String) -> Option<String> {
     })
 }
 
-/// A sentence to add to "not found" errors while the build runs ("" once complete).
+/// Sentences to add to "not found" errors: the first build still running, and transcripts
+/// directories that yield nothing (see [`super::roots`]); "" when neither.
 pub fn hint(snap: &Snapshot) -> String {
-    match building(snap) {
+    let mut out = match building(snap) {
         Some(b) => format!(
             " The first index build is still running ({} of {} files indexed); it may not be indexed yet: try again shortly.",
             b.files_done, b.files_total
         ),
         None => String::new(),
+    };
+    if let Some(n) = super::roots::note(snap, false) {
+        out.push(' ');
+        out.push_str(&n);
+    }
+    out
+}
+
+/// Appends an optional `more` to an optional note.
+pub fn join_opt(note: Option<String>, more: Option<String>) -> Option<String> {
+    match more {
+        Some(m) => join(note, m),
+        None => note,
     }
 }

@@ -5,7 +5,7 @@ use super::read_turn::{TurnOut, find_conversation};
 use super::{check_limit, check_offset};
 use crate::corpus::Snapshot;
 use crate::corpus::catalog::Conversation;
-use crate::server::toolset::{self, Ctx, Lane, ToolDef};
+use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use crate::transcript::Turn;
 use rmcp::model::JsonObject;
@@ -235,5 +235,5 @@ pub const DEF: ToolDef = ToolDef {
 };
 
 fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| run(ctx.snap, p))
+    super::invoke(DEF.name, args, |p| run(ctx.snap, p))
 }

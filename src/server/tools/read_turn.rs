@@ -3,7 +3,7 @@ use super::budget::{self, json_len};
 use super::iso;
 use crate::corpus::Snapshot;
 use crate::corpus::catalog::Conversation;
-use crate::server::toolset::{self, Ctx, Lane, ToolDef};
+use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use crate::transcript::tools::{COMMAND_MAX_CHARS, cut_chars};
 use crate::transcript::{ToolCall, ToolKind, Turn};
@@ -384,5 +384,5 @@ pub const DEF: ToolDef = ToolDef {
 };
 
 fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| run(ctx.snap, p))
+    super::invoke(DEF.name, args, |p| run(ctx.snap, p))
 }

@@ -7,7 +7,7 @@ use crate::corpus::Snapshot;
 use crate::corpus::digest::SessionDigest;
 use crate::corpus::project::Scope;
 use crate::index::facts;
-use crate::server::toolset::{self, Ctx, Lane, ToolDef};
+use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use crate::transcript::tools::cut_chars;
 use rmcp::model::JsonObject;
@@ -200,15 +200,17 @@ pub fn run(snap: &Snapshot, p: RecentContextParams) -> Result<RecentContextRespo
     let (scope, n, max_chars) = validate(&p)?;
     let digests = snap.recent_sessions(scope, n);
     let build = progress::building(snap);
+    let short = max_chars < 1500;
     let note = build
         .as_ref()
-        .map(|b| progress::note(b, max_chars < 1500))
+        .map(|b| progress::note(b, short))
         .or_else(|| {
             (digests.is_empty() && scope == Scope::Project).then(|| {
                 "No session of this project is indexed; scope=\"all\" covers every project's."
                     .to_owned()
             })
         });
+    let note = progress::join_opt(note, super::roots::note(snap, short));
     let mut resp = RecentContextResponse {
         context: String::new(),
         session_ids: digests.iter().map(|d| d.conv.id.clone()).collect(),
@@ -239,5 +241,5 @@ pub const DEF: ToolDef = ToolDef {
 };
 
 fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| run(ctx.snap, p))
+    super::invoke(DEF.name, args, |p| run(ctx.snap, p))
 }

@@ -6,7 +6,7 @@ use super::{check_limit, check_offset, check_scope, check_source, check_time, is
 use crate::corpus::Snapshot;
 use crate::corpus::query::{MatchRole, SearchRequest, SortOrder};
 use crate::index::Stop;
-use crate::server::toolset::{self, Ctx, Lane, ToolDef};
+use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
@@ -31,7 +31,7 @@ pub const DEF: ToolDef = ToolDef {
 };
 
 fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError> {
-    toolset::invoke(DEF.name, args, |p| run_with(ctx.snap, p, ctx.stop))
+    super::invoke(DEF.name, args, |p| run_with(ctx.snap, p, ctx.stop))
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -245,6 +245,7 @@ pub fn run_with(
         searchable: outcome.searchable,
         stopped: outcome.stopped && !stop.cancelled(),
         build,
+        roots: super::roots::note(snap, max_chars < 1500),
         short: max_chars < 1500,
         max_chars,
     };
@@ -280,6 +281,8 @@ struct Page {
     searchable: bool,
     stopped: bool,
     build: Option<BuildOut>,
+    /// The note on transcripts directories that yield nothing.
+    roots: Option<String>,
     short: bool,
     max_chars: usize,
 }
@@ -296,6 +299,7 @@ impl Page {
         if let Some(b) = &self.build {
             note = progress::join(note, progress::note(b, self.short));
         }
+        note = progress::join_opt(note, self.roots.clone());
         if self.stopped {
             note = progress::join(
                 note,

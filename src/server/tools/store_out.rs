@@ -18,7 +18,7 @@ pub enum StoreRole {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 pub struct StoreOut {
-    /// False with `--no-archive` or `--no-redact`, or when the store
+    /// False with `--no-store` or `--no-redact`, or when the store
     /// cannot be used (then `error` says why and the server runs mirror-only).
     pub enabled: bool,
     #[serde(skip_serializing_if = "Option::is_none")]

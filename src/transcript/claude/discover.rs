@@ -2,18 +2,11 @@
 //! transcripts in both layouts (`agent-<id>.jsonl` beside the sessions, and
 //! `<session>/subagents/agent-<id>.jsonl` with its `.meta.json`).
 use super::FORMAT;
+use crate::transcript::dir::{Entry, files_in, sorted_entries};
 use crate::transcript::lenient::LStr;
 use crate::transcript::{Role, SourceFile};
 use serde::Deserialize;
 use std::path::Path;
-
-/// A directory entry: name, path and whether it is a directory (symlinks followed).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Entry {
-    pub name: String,
-    pub path: std::path::PathBuf,
-    pub is_dir: bool,
-}
 
 /// Whether `path` is a symlink to a directory inside `root` (another project of the same
 /// root): its sessions are already indexed under their own project, so it is skipped.
@@ -26,50 +19,6 @@ pub fn links_within(path: &Path, root: &Path) -> bool {
         }
 }
 
-/// The display name of a non-UTF-8 file or directory name (invalid bytes as U+FFFD), with a
-/// warning the first time each path is seen.
-fn lossy_name(path: &Path, raw: &std::ffi::OsStr) -> String {
-    static WARNED: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
-    let name = raw.to_string_lossy().into_owned();
-    let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
-    if !warned.iter().any(|p| p == path) {
-        tracing::warn!(
-            "`{}` is not a UTF-8 name; indexed as `{name}`",
-            path.display()
-        );
-        warned.push(path.to_owned());
-    }
-    name
-}
-
-/// Directories and regular files of a directory, sorted by name (unreadable directories yield
-/// nothing). FIFOs, sockets and devices are left out: opening one could block the indexer.
-/// Uses the directory entry's type, so no extra `stat` per file except for symlinks.
-pub fn sorted_entries(dir: &Path) -> Vec<Entry> {
-    let mut v: Vec<Entry> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let path = e.path();
-            let name = e
-                .file_name()
-                .into_string()
-                .unwrap_or_else(|raw| lossy_name(&path, &raw));
-            let ft = e.file_type().ok()?;
-            let (is_dir, is_file) = if ft.is_symlink() {
-                let m = std::fs::metadata(&path).ok()?;
-                (m.is_dir(), m.is_file())
-            } else {
-                (ft.is_dir(), ft.is_file())
-            };
-            (is_dir || is_file).then_some(Entry { name, path, is_dir })
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 /// Sub-agent transcripts of one session directory (`<session>/subagents/agent-*.jsonl`).
 pub fn discover_subagents(
     session_dir: &Path,
@@ -78,9 +27,7 @@ pub fn discover_subagents(
     out: &mut Vec<SourceFile>,
 ) {
     let sub = session_dir.join("subagents");
-    for e in sorted_entries(&sub).into_iter().filter(|e| !e.is_dir) {
-        out.extend(nested_subagent(&e.path, group, session));
-    }
+    out.extend(files_in(&sub, |p| nested_subagent(p, group, session)));
 }
 
 /// Classifies the files of one project directory.

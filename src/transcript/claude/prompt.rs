@@ -1,6 +1,8 @@
 //! What counts as a human prompt in a Claude Code `user` record: harness wrappers
 //! (slash-command and local-command tags) and interrupt markers are not, and IDE context
 //! elements (and tool-output previews) are stripped from the prompts that are.
+use crate::transcript::markup::strip_elements;
+
 /// Harness wrappers: a prompt made only of these is not typed by the human.
 const HARNESS_TAGS: &[&str] = &[
     "command-name",
@@ -30,32 +32,6 @@ const INTERRUPTS: &[&str] = &[
     "[Request interrupted by user]",
     "[Request interrupted by user for tool use]",
 ];
-
-/// Removes every `<tag …>…</tag>` element of the given tags (unclosed ones run to the end).
-pub fn strip_elements(text: &str, tags: &[&str]) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    'outer: while let Some(lt) = rest.find('<') {
-        for tag in tags {
-            let after = &rest[lt + 1..];
-            if after.starts_with(tag)
-                && after[tag.len()..].starts_with(|c: char| c == '>' || c.is_whitespace())
-            {
-                out.push_str(&rest[..lt]);
-                let close = format!("</{tag}>");
-                rest = match rest[lt..].find(&close) {
-                    Some(end) => &rest[lt + end + close.len()..],
-                    None => "",
-                };
-                continue 'outer;
-            }
-        }
-        out.push_str(&rest[..=lt]);
-        rest = &rest[lt + 1..];
-    }
-    out.push_str(rest);
-    out
-}
 
 /// The human text of a prompt, or `None` when the record is harness noise.
 pub fn prompt_text(raw: &str) -> Option<String> {

@@ -10,7 +10,7 @@
 use super::user::AttachmentRecord;
 use super::{Block, Message, Record};
 use crate::transcript::lenient::{Content, LBool, LStr, Raw};
-use crate::util::special::{mark_specials, next_special};
+use crate::util::json_bitmap::{mark_specials, next_special};
 use std::borrow::Cow;
 
 /// Reads `line` into `rec` (a default record), when the line has a shape this reader knows;

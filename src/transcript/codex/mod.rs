@@ -10,7 +10,7 @@ mod parser;
 
 pub use parser::CodexParser;
 
-use super::claude::sorted_entries;
+use super::dir::{sorted_entries, walk_sorted};
 use super::{Adapter, LineParser, Reader, Role, SourceFile};
 use crate::util::glob::Glob;
 use crate::util::time::format_iso;
@@ -55,20 +55,11 @@ impl Adapter for Codex {
     }
 
     fn discover(&self, root: &Path, _pattern: &Glob) -> Vec<SourceFile> {
-        let mut out = Vec::new();
-        walk(root, 0, &mut out);
-        out.sort();
-        out
+        walk_sorted(root, root, walk)
     }
 
     fn discover_under(&self, root: &Path, _pattern: &Glob, dir: &Path) -> Vec<SourceFile> {
-        let Ok(rel) = dir.strip_prefix(root) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        walk(dir, rel.iter().count(), &mut out);
-        out.sort();
-        out
+        walk_sorted(root, dir, walk)
     }
 
     fn classify(&self, root: &Path, _pattern: &Glob, path: &Path) -> Option<SourceFile> {

@@ -9,7 +9,7 @@
 //! for sessions that have no wire log (very old versions, also as a flat `<md5>/<session>.jsonl`).
 mod wire;
 
-use super::claude::sorted_entries;
+use super::dir::sorted_entries;
 use super::lenient::LStr;
 use super::tools::{ToolArgs, kind_of};
 use super::{Adapter, Reader, Role, SourceFile, ToolCall, ToolKind};

@@ -11,7 +11,7 @@ pub mod convert;
 pub mod db;
 pub mod storage;
 
-use crate::transcript::claude::sorted_entries;
+use crate::transcript::dir::sorted_entries;
 use crate::transcript::{Adapter, Reader, Role, SourceFile};
 use crate::util::glob::Glob;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! per session file, read whole with its messages and parts; and the way back from a message
 //! or part file (or directory) to the session file it belongs to.
 use super::convert::{self, Message, SessionInfo};
-use crate::transcript::claude::sorted_entries;
+use crate::transcript::dir::sorted_entries;
 use crate::transcript::lenient::{LNum, LStr};
 use crate::transcript::{SourceFile, UnitRead, UnitReader};
 use serde::Deserialize;

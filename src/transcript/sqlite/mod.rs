@@ -166,3 +166,21 @@ impl Database {
         self.pager.is_current()
     }
 }
+
+/// How the rows of one table are read.
+pub type ReadTable<T> = fn(&Database, &Table) -> io::Result<Vec<T>>;
+
+/// The rows of the `sessions` and `messages` tables of the database at `path` (where coding
+/// agents keep their conversations), read from one consistent snapshot; none without either.
+pub fn sessions_and_messages<S, M>(
+    path: &Path,
+    sessions: ReadTable<S>,
+    messages: ReadTable<M>,
+) -> io::Result<(Vec<S>, Vec<M>)> {
+    read_consistent(path, |db| {
+        let (Some(st), Some(mt)) = (db.table("sessions")?, db.table("messages")?) else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        Ok((sessions(db, &st)?, messages(db, &mt)?))
+    })
+}

@@ -70,9 +70,9 @@ impl StoreEnv {
         serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{all:?}: {e}: {stdout}"))
     }
 
-    /// `archive status`.
+    /// `store status`.
     pub fn archive_status(&self) -> Value {
-        self.cli(&["archive", "status"])
+        self.cli(&["store", "status"])
     }
 }
 

@@ -1,5 +1,6 @@
-//! `forget` and `archive status`: the durable store's controls (the MCP tools never write), and
-//! how `--archive`, `--data-dir`, `--no-archive` and `--retain-days` resolve.
+//! `forget` and `store status`: the durable store's controls (the MCP tools never write), and
+//! how `--data-dir`, `--no-store` (and the older `--archive`, `--no-archive`) and
+//! `--retain-days` resolve.
 use super::{GlobalArgs, UsageError, output};
 use crate::corpus::StoreConfig;
 use crate::server::ToolError;
@@ -25,13 +26,13 @@ pub struct ForgetArgs {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct ArchiveArgs {
+pub struct StoreArgs {
     #[command(subcommand)]
-    pub command: ArchiveCommand,
+    pub command: StoreCommand,
 }
 
 #[derive(Debug, Clone, Subcommand)]
-pub enum ArchiveCommand {
+pub enum StoreCommand {
     /// Conversations and turns stored, bytes on disk, oldest and newest turn, and how many
     /// exist only in the store.
     Status,
@@ -42,10 +43,10 @@ pub fn data_dir(global: &GlobalArgs) -> Option<PathBuf> {
     global.data_dir.clone().or_else(crate::store::default_dir)
 }
 
-/// How history is kept: always (`--archive`, the default, is still accepted), except with
-/// `--no-archive`, with `--no-redact`, or without a home directory or `--data-dir`.
+/// Whether the store is kept: always (the older `--archive` is still accepted), except with
+/// `--no-store`, with `--no-redact`, or without a home directory or `--data-dir`.
 pub fn config(global: &GlobalArgs) -> Option<StoreConfig> {
-    if global.no_archive {
+    if global.no_store {
         return None;
     }
     if !crate::redact::enabled() {
@@ -104,10 +105,10 @@ pub fn forget(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<ExitCode
     Ok(output::print_result(result))
 }
 
-/// `archive status`.
-pub fn run(global: &GlobalArgs, args: &ArchiveArgs) -> anyhow::Result<ExitCode> {
+/// `store status`.
+pub fn run(global: &GlobalArgs, args: &StoreArgs) -> anyhow::Result<ExitCode> {
     match args.command {
-        ArchiveCommand::Status => Ok(output::print_result(
+        StoreCommand::Status => Ok(output::print_result(
             data_dir(global)
                 .ok_or_else(no_dir)
                 .and_then(|dir| admin::status(&dir).map_err(|e| ToolError::new(e.to_string()))),

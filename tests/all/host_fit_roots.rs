@@ -1,0 +1,130 @@
+//! A transcripts directory that yields nothing (issue 39, behaviour 2): a `--projects-dir` or
+//! `--source` root that does not exist, or exists but holds no transcript, is named (in
+//! backticks, with the flag to pass instead) in every tool's answer and in
+//! `index_status.warnings` (in short where a small budget sheds the rest; never past 500
+//! characters at 500); the server starts all the same, and a directory created later is
+//! indexed without a restart.
+
+use crate::common;
+use common::live::{DEBOUNCE_MS, MARGIN, render, serve_path, visible_at, wait_status};
+use common::mcp::McpClient;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+const S: &str = "0e0e0000-0000-4000-8000-000000000001";
+
+/// The answers of every tool that answers without a session id, by name.
+fn answers(c: &McpClient) -> Vec<(&'static str, Value)> {
+    vec![
+        ("search_conversations", c.search("anything")),
+        ("list_conversations", c.list(json!({}))),
+        ("recent_context", c.ok("recent_context", json!({}))),
+        (
+            "recent_context (all)",
+            c.ok("recent_context", json!({"scope": "all", "max_chars": 500})),
+        ),
+        (
+            "find_file_history",
+            c.ok("find_file_history", json!({"path": "src/main.rs"})),
+        ),
+        (
+            "search_conversations (500)",
+            c.search_with(json!({"query": "anything", "max_chars": 500})),
+        ),
+    ]
+}
+
+/// Checks that every answer's note names `dir` with `why` and the flag `pass`, and that
+/// read_turn's error and index_status's warnings do too.
+#[track_caller]
+fn assert_named(c: &McpClient, dir: &str, why: &str, pass: &str) {
+    let named = format!("`{dir}` {why}");
+    for (tool, a) in answers(c) {
+        let note = a["note"].as_str().unwrap_or_default();
+        assert!(
+            note.contains(&named) && note.contains(pass),
+            "{tool}'s note names {named} and {pass}: {a}"
+        );
+    }
+    let e = c.err("read_turn", json!({"session_id": S, "turn_number": 0}));
+    assert!(
+        e.text.contains(&named) && e.text.contains(pass),
+        "read_turn's error says why nothing is found: {}",
+        e.text
+    );
+    let st = c.index_status();
+    let warnings = st["warnings"].to_string();
+    assert!(
+        warnings.contains(&named) && warnings.contains(pass),
+        "index_status.warnings: {st}"
+    );
+    let small = c.ok("index_status", json!({"max_chars": 500}));
+    let len = small.to_string().chars().count();
+    assert!(
+        len <= 500,
+        "index_status within 500 characters ({len}): {small}"
+    );
+    // a budget that sheds the rest still has room for the warning in short
+    let small = c.ok("index_status", json!({"max_chars": 700}));
+    let len = small.to_string().chars().count();
+    assert!(
+        len <= 700,
+        "index_status within 700 characters ({len}): {small}"
+    );
+    assert!(
+        small["warnings"].to_string().contains(why),
+        "at 700 characters the warning stays: {small}"
+    );
+}
+
+#[test]
+fn a_missing_projects_dir_is_named_everywhere_and_picked_up_when_it_appears() {
+    let base = tempfile::tempdir().expect("temp dir");
+    let root = base.path().join("typo").join("projects");
+    let c = serve_path(&root, DEBOUNCE_MS, &["--no-cache"]);
+    assert_eq!(c.list_tools().len(), 7, "the server starts all the same");
+    let shown = root.to_str().expect("utf-8");
+    assert_named(&c, shown, "does not exist", "--projects-dir");
+
+    // created later, with a transcript: found within the debounce plus a margin
+    let project = root.join("-home-u-late");
+    std::fs::create_dir_all(&project).expect("mkdir -p");
+    let t = Instant::now();
+    common::live::append(
+        &project.join(format!("{S}.jsonl")),
+        &render(S, |r| {
+            r.exchange("the tardy heronword prompt", "reply");
+        }),
+    );
+    visible_at(
+        &c,
+        "heronword",
+        t + Duration::from_millis(DEBOUNCE_MS) + MARGIN,
+    );
+    let a = c.search("heronword");
+    assert!(a.get("note").is_none(), "no note once it holds one: {a}");
+    let st = wait_status(&c, "no warning left", |st| st["warnings"] == json!([]));
+    assert_eq!(st["sources"][0]["exists"], true, "{st}");
+}
+
+#[test]
+fn an_empty_directory_says_it_holds_no_transcript() {
+    let projects = tempfile::tempdir().expect("projects dir");
+    let c = McpClient::indexed(projects.path(), &["--no-cache"]);
+    let shown = projects.path().canonicalize().expect("canonical");
+    assert_named(
+        &c,
+        shown.to_str().expect("utf-8"),
+        "holds no transcript",
+        "--projects-dir",
+    );
+
+    // another format's root names its own flag
+    let gemini = tempfile::tempdir().expect("gemini dir");
+    let g = gemini.path().canonicalize().expect("canonical");
+    let g = g.to_str().expect("utf-8");
+    let source = format!("gemini:{g}");
+    let c = McpClient::start(&["--source", &source, "--no-cache"]);
+    c.wait_ready();
+    assert_named(&c, g, "holds no transcript", "--source gemini:DIR");
+}
