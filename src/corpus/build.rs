@@ -1,8 +1,8 @@
-//! The first build's reading: every file read once, by several workers in parallel. A worker
-//! hands over a finished segment (with the files whose turns it holds) now and then; the
-//! writer takes each hand-over in and publishes what it has at most every
-//! [`PROGRESS_EVERY`], so searches answer from the first files on while the build runs; those
-//! snapshots say `complete: false` and keep generation 0.
+//! The first build's reading: every file read once, in the order planned (newest first), by
+//! several workers in parallel. A worker hands over a finished segment (with the files whose
+//! turns it holds) now and then; the writer takes each hand-over in and publishes what it has
+//! at most every [`PROGRESS_EVERY`], so searches answer from the first files on while the build
+//! runs; those snapshots say `complete: false` and keep generation 0.
 use super::BuildProgress;
 use super::batch::Batch;
 use super::catalog::{ConvId, ConvUpdate};

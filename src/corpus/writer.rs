@@ -19,6 +19,7 @@ use super::publish::Publisher;
 use super::store_sync::{StoreConfig, StoreSync};
 use super::{Root, Shared};
 use crate::cache::{Cache, CacheStart};
+use crate::transcript::SourceFile;
 use crate::util::blob::Blob;
 use crate::util::codec::{Decoder, corrupt};
 use std::collections::BTreeSet;
@@ -184,16 +185,12 @@ impl Writer {
         true
     }
 
-    /// Reads every file once, in parallel, publishing progress, then the first complete
-    /// snapshot.
+    /// Reads every file once, in parallel, newest first, publishing progress, then the first
+    /// complete snapshot.
     fn initial_build(&mut self) {
         let started = Instant::now();
         crate::util::huge::hold_freed_memory(true);
-        let found = self.contents.files.discover();
-        let sizes: Vec<u64> = found
-            .iter()
-            .map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len()))
-            .collect();
+        let (found, sizes) = newest_first(self.contents.files.discover());
         let shared = self.shared();
         shared
             .progress
@@ -758,4 +755,22 @@ impl Writer {
         self.contents.settle();
         self.publish(started);
     }
+}
+
+/// `found` ordered by last modification, most recent first (a file whose metadata cannot be
+/// read goes last), with each file's size: a first build reads the conversations a user is
+/// most likely to look for before the old ones.
+fn newest_first(found: Vec<SourceFile>) -> (Vec<SourceFile>, Vec<u64>) {
+    let mut planned: Vec<_> = found
+        .into_iter()
+        .map(|f| {
+            let meta = std::fs::metadata(&f.path).ok();
+            let size = meta.as_ref().map_or(0, |m| m.len());
+            let mtime = meta.and_then(|m| m.modified().ok());
+            (std::cmp::Reverse(mtime), f, size)
+        })
+        .collect();
+    // stable: files of the same moment keep their path order
+    planned.sort_by_key(|p| p.0);
+    planned.into_iter().map(|(_, f, size)| (f, size)).unzip()
 }

@@ -16,6 +16,9 @@ pub struct Encoder<W: Write> {
     written: u64,
 }
 
+/// Bytes of integers converted at a time when an array is written.
+const WORDS_CHUNK: usize = 64 << 10;
+
 impl<W: Write> Encoder<W> {
     pub fn new(out: W) -> Self {
         Self {
@@ -89,21 +92,13 @@ impl<W: Write> Encoder<W> {
     /// A `u32` array in bulk.
     pub fn u32s(&mut self, v: &[u32]) -> io::Result<()> {
         self.varint(v.len() as u64)?;
-        let mut buf = Vec::with_capacity(v.len() * 4);
-        for x in v {
-            buf.extend_from_slice(&x.to_le_bytes());
-        }
-        self.bytes_raw(&buf)
+        self.words(v)
     }
 
     /// A `u64` array in bulk.
     pub fn u64s(&mut self, v: &[u64]) -> io::Result<()> {
         self.varint(v.len() as u64)?;
-        let mut buf = Vec::with_capacity(v.len() * 8);
-        for x in v {
-            buf.extend_from_slice(&x.to_le_bytes());
-        }
-        self.bytes_raw(&buf)
+        self.words(v)
     }
 
     /// An integer array whose items start at a multiple of [`ALIGN`] bytes from where the
@@ -113,11 +108,22 @@ impl<W: Write> Encoder<W> {
         self.varint(v.len() as u64)?;
         let pad = padding(self.written);
         self.bytes_raw(&[0u8; ALIGN as usize][..pad])?;
-        let mut buf = Vec::with_capacity(v.len() * T::SIZE);
-        for &x in v {
-            x.put_le(&mut buf);
+        self.words(v)
+    }
+
+    /// The items of `v`, little-endian, converted [`WORDS_CHUNK`] bytes at a time: writing a
+    /// large column (a segment's postings offsets) costs no copy of it.
+    fn words<T: Word>(&mut self, v: &[T]) -> io::Result<()> {
+        let per = WORDS_CHUNK / T::SIZE;
+        let mut buf = Vec::with_capacity(v.len().min(per) * T::SIZE);
+        for chunk in v.chunks(per) {
+            buf.clear();
+            for &x in chunk {
+                x.put_le(&mut buf);
+            }
+            self.bytes_raw(&buf)?;
         }
-        self.bytes_raw(&buf)
+        Ok(())
     }
 
     pub fn checksum(&self) -> u64 {

@@ -4,6 +4,8 @@
 //! total); `index_status` counts grow as files finish; nothing claims exactness before the
 //! build is complete.
 //!
+//! A cold first build reads the most recently modified transcripts first (issue 40, point 4).
+//!
 //! The build is slowed with the test hook `CONVERSATION_SEARCH_TEST_BUILD_DELAY_MS` (each file
 //! takes that much longer), so that it is still running when the first requests arrive.
 
@@ -11,7 +13,7 @@ use crate::common::fixture::ProjectsDir;
 use crate::common::poll_until_desc;
 use crate::common::raw::{ERAS, Era, Raw};
 use serde_json::{Value, json};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 const FILES: u64 = 40;
 
@@ -144,4 +146,51 @@ fn a_session_not_indexed_yet_is_reported_as_such() {
         r.to_string().contains(&format!("fileword{}", FILES - 1)),
         "{r}"
     );
+}
+
+#[test]
+fn the_newest_transcript_is_searchable_before_older_ones() {
+    let dir = ProjectsDir::new();
+    let p = dir.project("-home-u-work-build");
+    let day_ago = SystemTime::now() - Duration::from_secs(86_400);
+    for i in 0..FILES - 1 {
+        let mut w = p.session(&format!("b0000000-0000-4000-8000-{i:012}"));
+        w.exchange(&format!("oldword fileword{i} prompt"), "oldword reply");
+        let f = std::fs::File::options()
+            .write(true)
+            .open(w.path())
+            .expect("open old transcript");
+        f.set_modified(day_ago - Duration::from_secs(i))
+            .expect("age the transcript");
+    }
+    // last in path order: without newest first it would be read last
+    p.session(&format!("b0000000-0000-4000-8000-{:012}", FILES - 1))
+        .exchange("newestword prompt", "newestword reply");
+    let mut s = start(&dir, Era::Init("2025-06-18"));
+    let (newest, old) = poll_until_desc(
+        "the newest transcript to be searchable",
+        Duration::from_secs(60),
+        || {
+            let r = s.tool_ok("search_conversations", json!({"query": "newestword"}));
+            (r["total"].as_u64() > Some(0)).then(|| {
+                let old = s.tool_ok(
+                    "search_conversations",
+                    json!({"query": "oldword", "limit": 100}),
+                );
+                (r, old)
+            })
+        },
+    );
+    assert_eq!(
+        newest["complete"], false,
+        "found only once the build was done: {newest}"
+    );
+    let old_found = old["total"].as_u64().unwrap();
+    assert!(
+        old_found < FILES / 2,
+        "{old_found} of {} older transcripts were searchable before the newest: {old}",
+        FILES - 1
+    );
+    let done = wait_done(&mut s);
+    assert_eq!(done["files"], FILES, "{done}");
 }
