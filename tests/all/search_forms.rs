@@ -38,8 +38,12 @@ fn a_word_finds_its_other_forms_below_the_form_typed() {
     ]);
     assert_eq!(turns(&s, "pets"), [1, 0], "`pets` first, then `pet`");
     assert_eq!(turns(&s, "pet"), [0, 1], "`pet` first, then `pets`");
-    // in a question, the function words match other turns too: the forms rank first
-    assert_eq!(turns(&s, "What did they say about pets?")[..2], [1, 0]);
+    // in a question, the function words match other turns too: the exact form ranks first and
+    // the other form above every chatter turn but the one right after the `pets` prompt, which
+    // holds `about` itself and `pets` in its context (the previous prompt counts, at half weight)
+    let q = turns(&s, "What did they say about pets?");
+    assert_eq!(q[0], 1, "{q:?}");
+    assert!(q[1..3].contains(&0), "{q:?}");
 }
 
 #[test]
