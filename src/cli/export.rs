@@ -1,6 +1,6 @@
 //! `export` and `import`: the durable store's history as NDJSON, to move it to another machine
 //! or into OpenSearch / Elasticsearch, and merged back into a store.
-use super::{GlobalArgs, UsageError, output, store};
+use super::{GlobalArgs, output, store};
 use crate::server::ToolError;
 use crate::store::admin::Selector;
 use crate::store::export::{self, Form};
@@ -51,23 +51,7 @@ pub struct ImportArgs {
 
 /// The selectors given (all of them must pick a conversation; none: every one).
 fn selectors(global: &GlobalArgs, args: &ExportArgs) -> anyhow::Result<Vec<Selector>> {
-    let mut chosen = Vec::new();
-    if let Some(s) = &args.session {
-        chosen.push(Selector::Session(s.clone()));
-    }
-    if let Some(p) = &args.project {
-        chosen.push(Selector::Project(p.clone()));
-    }
-    if let Some(d) = &args.before {
-        let t = crate::server::tools::check_time("--before", Some(d), false)
-            .map_err(|e| UsageError(e.0))?
-            .ok_or_else(|| UsageError("`--before` needs a date".into()))?;
-        chosen.push(Selector::Before(t));
-    }
-    for s in &global.source {
-        chosen.push(Selector::Source(s.format.to_owned()));
-    }
-    Ok(chosen)
+    store::selectors(global, &args.session, &args.project, &args.before)
 }
 
 fn data_dir(global: &GlobalArgs) -> Result<PathBuf, ToolError> {

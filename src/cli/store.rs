@@ -60,15 +60,22 @@ pub fn config(global: &GlobalArgs) -> Option<StoreConfig> {
     })
 }
 
-fn selector(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<Selector> {
+/// The selectors `--session`, `--project`, `--before` and `--source` name, in that order
+/// (forget takes exactly one; export all that are given).
+pub(super) fn selectors(
+    global: &GlobalArgs,
+    session: &Option<String>,
+    project: &Option<String>,
+    before: &Option<String>,
+) -> anyhow::Result<Vec<Selector>> {
     let mut chosen = Vec::new();
-    if let Some(s) = &args.session {
+    if let Some(s) = session {
         chosen.push(Selector::Session(s.clone()));
     }
-    if let Some(p) = &args.project {
+    if let Some(p) = project {
         chosen.push(Selector::Project(p.clone()));
     }
-    if let Some(d) = &args.before {
+    if let Some(d) = before {
         let t = crate::server::tools::check_time("--before", Some(d), false)
             .map_err(|e| UsageError(e.0))?
             .ok_or_else(|| UsageError("`--before` needs a date".into()))?;
@@ -77,6 +84,11 @@ fn selector(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<Selector> 
     for s in &global.source {
         chosen.push(Selector::Source(s.format.to_owned()));
     }
+    Ok(chosen)
+}
+
+fn selector(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<Selector> {
+    let mut chosen = selectors(global, &args.session, &args.project, &args.before)?;
     if chosen.len() != 1 {
         return Err(UsageError(
             "forget needs exactly one of --session ID, --project P, --before DATE, --source F"
