@@ -102,6 +102,9 @@ pub fn run(snap: &Snapshot, p: ReadConversationParams) -> Result<ConversationOut
         max_chars,
         short: max_chars < 1500,
         wanted: (to - from) as usize,
+        // not in the tightest budgets, where the turns need the room
+        roots: super::roots::note(snap, max_chars < 1500)
+            .filter(|n| max_chars >= json_len(n) + super::read_turn::ROOTS_MIN_TURN),
     };
     if max_chars.saturating_sub(page.envelope(&out)) < MIN_TURN_CHARS {
         // a tight budget: turns come before the working directory and branch
@@ -121,6 +124,8 @@ struct Page<'a> {
     short: bool,
     /// Turns asked for (within the conversation).
     wanted: usize,
+    /// The sentence naming transcripts directories that yield nothing ([`super::roots`]).
+    roots: Option<String>,
 }
 
 impl Page<'_> {
@@ -131,7 +136,7 @@ impl Page<'_> {
         probe.turns.clear();
         probe.next_offset = Some(n);
         probe.truncated = true;
-        probe.note = note(out, n, true, self.short, self.max_chars);
+        probe.note = self.note(out, n, true);
         json_len(&probe)
     }
 
@@ -165,7 +170,7 @@ impl Page<'_> {
             let next = out.offset + out.turns.len();
             out.next_offset = (next < self.conv.turn_count as usize).then_some(next);
             let left_out = out.turns.len() < self.wanted;
-            out.note = note(out, next, left_out, self.short, self.max_chars);
+            out.note = self.note(out, next, left_out);
             let len = json_len(&out);
             if len <= self.max_chars {
                 return;
@@ -195,33 +200,31 @@ impl Page<'_> {
             out.project.clear();
         }
     }
-}
 
-/// The note: the build's progress, shortened turns, and where to continue.
-fn note(
-    out: &ConversationOut,
-    next: usize,
-    left_out: bool,
-    short: bool,
-    max_chars: usize,
-) -> Option<String> {
-    let mut note = out.build.as_ref().map(|b| progress::note(b, short));
-    if out.truncated || left_out {
-        let more = match (left_out, short) {
-            (true, true) => format!("shortened; continue with offset={next}"),
-            (false, true) => "shortened; read_turn with char_offset reads a turn whole".to_owned(),
-            (_, false) => format!(
-                "shortened to fit max_chars={max_chars}: long turns keep the head and tail of prompt and reply (read_turn with char_offset reads one whole){}",
-                if left_out {
-                    format!("; continue with offset={next}")
-                } else {
-                    String::new()
+    /// The note: the build's progress, shortened turns, where to continue, and directories
+    /// that yield nothing.
+    fn note(&self, out: &ConversationOut, next: usize, left_out: bool) -> Option<String> {
+        let (short, max_chars) = (self.short, self.max_chars);
+        let mut note = out.build.as_ref().map(|b| progress::note(b, short));
+        if out.truncated || left_out {
+            let more = match (left_out, short) {
+                (true, true) => format!("shortened; continue with offset={next}"),
+                (false, true) => {
+                    "shortened; read_turn with char_offset reads a turn whole".to_owned()
                 }
-            ),
-        };
-        note = progress::join(note, more);
+                (_, false) => format!(
+                    "shortened to fit max_chars={max_chars}: long turns keep the head and tail of prompt and reply (read_turn with char_offset reads one whole){}",
+                    if left_out {
+                        format!("; continue with offset={next}")
+                    } else {
+                        String::new()
+                    }
+                ),
+            };
+            note = progress::join(note, more);
+        }
+        progress::join_opt(note, self.roots.clone())
     }
-    note
 }
 
 pub const DEF: ToolDef = ToolDef {

@@ -364,14 +364,36 @@ pub fn run(snap: &Snapshot, p: ReadTurnParams) -> Result<TurnOut, ToolError> {
             )));
         }
     };
-    match p.tool_offset {
-        None => Ok(TurnOut::new(conv, &turn, max_chars, char_offset)),
-        Some(o) if o >= 0 => Ok(TurnOut::tool_page(conv, &turn, max_chars, o as usize)),
-        Some(o) => Err(ToolError::new(format!(
-            "`tool_offset` must be 0 or more (got {o})."
-        ))),
+    let tool_offset = match p.tool_offset {
+        None => None,
+        Some(o) if o >= 0 => Some(o as usize),
+        Some(o) => {
+            return Err(ToolError::new(format!(
+                "`tool_offset` must be 0 or more (got {o})."
+            )));
+        }
+    };
+    // a transcripts directory that yields nothing is named here too (the turn may come from
+    // the store or another source), in room taken from the turn; not in the tightest budgets
+    let roots = super::roots::note(snap, max_chars < 1500)
+        .map(|n| (json_len(&n) + NOTE_FIELD, n))
+        .filter(|(len, _)| max_chars >= len + ROOTS_MIN_TURN);
+    let room = max_chars - roots.as_ref().map_or(0, |(len, _)| *len);
+    let mut out = match tool_offset {
+        None => TurnOut::new(conv, &turn, room, char_offset),
+        Some(o) => TurnOut::tool_page(conv, &turn, room, o),
+    };
+    if let Some((_, n)) = roots {
+        out.note = super::progress::join(out.note, n);
     }
+    Ok(out)
 }
+
+/// JSON a note adds beyond its string: `,"note":` and the space that joins it to another.
+const NOTE_FIELD: usize = 9;
+
+/// Fewest characters left for the turn itself when a directory's note is added.
+pub const ROOTS_MIN_TURN: usize = 400;
 
 pub const DEF: ToolDef = ToolDef {
     name: "read_turn",
