@@ -132,17 +132,24 @@
 //! (huge-page maps, prefetch, glibc's `malloc_trim`), `util::json_bitmap` (SSE2 intrinsics finding a
 //! JSON string's special bytes) and `util::libc_mem` (the static binary's own `memcpy` family).
 #![deny(clippy::print_stdout)]
+#![warn(unreachable_pub)]
 
-pub mod cache;
-pub mod cli;
-pub mod corpus;
-pub mod index;
-pub mod live;
-pub mod redact;
-pub mod server;
-pub mod store;
-pub mod transcript;
-pub mod util;
+mod cache;
+mod cli;
+mod corpus;
+mod index;
+mod live;
+mod redact;
+mod server;
+mod store;
+mod transcript;
+mod util;
 
 #[cfg(test)]
 mod layering;
+
+// The binary (`src/main.rs`) and the black-box tests use only these; every other item is
+// `pub(crate)` at most, so that rustc reports dead code, and `unreachable_pub` keeps it so.
+pub use cli::{Cli, UsageError, run};
+pub use util::huge::hold_freed_memory;
+pub use util::md5_hex;

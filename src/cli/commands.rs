@@ -24,7 +24,11 @@ fn mode(global: &GlobalArgs) -> Mode {
     })
 }
 
-pub fn search(global: &GlobalArgs, snap: &Snapshot, args: SearchArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn search(
+    global: &GlobalArgs,
+    snap: &Snapshot,
+    args: SearchArgs,
+) -> anyhow::Result<ExitCode> {
     let params = tools::search::SearchParams {
         query: args.query,
         limit: Some(args.limit),
@@ -38,7 +42,11 @@ pub fn search(global: &GlobalArgs, snap: &Snapshot, args: SearchArgs) -> anyhow:
     Ok(output::emit(result, mode(global), human::search))
 }
 
-pub fn list(global: &GlobalArgs, snap: &Snapshot, args: ListArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn list(
+    global: &GlobalArgs,
+    snap: &Snapshot,
+    args: ListArgs,
+) -> anyhow::Result<ExitCode> {
     let params = tools::list::ListParams {
         project: args.project,
         source: args.source,
@@ -51,7 +59,11 @@ pub fn list(global: &GlobalArgs, snap: &Snapshot, args: ListArgs) -> anyhow::Res
 }
 
 /// `show SESSION [TURN]`: `read_turn` or `read_conversation`.
-pub fn show(global: &GlobalArgs, snap: &Snapshot, args: ShowArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn show(
+    global: &GlobalArgs,
+    snap: &Snapshot,
+    args: ShowArgs,
+) -> anyhow::Result<ExitCode> {
     let mode = mode(global);
     Ok(match args.turn {
         Some(turn) => {
@@ -81,7 +93,7 @@ pub fn show(global: &GlobalArgs, snap: &Snapshot, args: ShowArgs) -> anyhow::Res
 }
 
 /// `status`: what `index_status` says.
-pub fn status(global: &GlobalArgs, shared: &Shared) -> anyhow::Result<ExitCode> {
+pub(super) fn status(global: &GlobalArgs, shared: &Shared) -> anyhow::Result<ExitCode> {
     let live = crate::live::LiveStatus::default();
     let params = tools::index_status::StatusParams {
         max_chars: Some(tools::budget::HARD_CAP as i64),
@@ -96,7 +108,7 @@ pub fn status(global: &GlobalArgs, shared: &Shared) -> anyhow::Result<ExitCode> 
 /// `context`: the `recent_context` digest as Markdown or as a SessionStart hook's JSON; the
 /// budget applies to the digest's text. `load` gives the index the `n` sessions of a scope need
 /// (called once the arguments are valid).
-pub fn context(
+pub(super) fn context(
     args: ContextArgs,
     load: impl FnOnce(Scope, usize) -> anyhow::Result<Arc<Shared>>,
 ) -> anyhow::Result<ExitCode> {
@@ -123,7 +135,7 @@ pub fn context(
 }
 
 /// `completions SHELL`.
-pub fn completions(shell: clap_complete::Shell) -> ExitCode {
+pub(super) fn completions(shell: clap_complete::Shell) -> ExitCode {
     let mut cmd = Cli::command();
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut cmd, "conversation-search", &mut buf);
@@ -134,7 +146,7 @@ pub fn completions(shell: clap_complete::Shell) -> ExitCode {
 }
 
 /// `man`: the man page, from the clap definitions.
-pub fn man() -> anyhow::Result<ExitCode> {
+pub(super) fn man() -> anyhow::Result<ExitCode> {
     let mut buf = Vec::new();
     clap_mangen::Man::new(Cli::command()).render(&mut buf)?;
     output::write_bytes(&buf)?;

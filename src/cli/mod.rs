@@ -2,12 +2,12 @@
 //! `status`, `context`), the durable store's (`forget`, `store status`, `export`, `import`),
 //! shell completions and the man page, and how their options resolve into index roots and the project.
 mod commands;
-pub mod export;
-pub mod human;
-pub mod output;
+pub(crate) mod export;
+pub(crate) mod human;
+pub(crate) mod output;
 mod progress;
-pub mod sources;
-pub mod store;
+pub(crate) mod sources;
+pub(crate) mod store;
 
 use crate::cache::Cache;
 use crate::corpus::project::{Project, Scope};

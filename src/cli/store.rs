@@ -39,13 +39,13 @@ pub enum StoreCommand {
 }
 
 /// The data directory: `--data-dir`, else the default.
-pub fn data_dir(global: &GlobalArgs) -> Option<PathBuf> {
+pub(crate) fn data_dir(global: &GlobalArgs) -> Option<PathBuf> {
     global.data_dir.clone().or_else(crate::store::default_dir)
 }
 
 /// Whether the store is kept: always (the older `--archive` is still accepted), except with
 /// `--no-store`, with `--no-redact`, or without a home directory or `--data-dir`.
-pub fn config(global: &GlobalArgs) -> Option<StoreConfig> {
+pub(crate) fn config(global: &GlobalArgs) -> Option<StoreConfig> {
     if global.no_store {
         return None;
     }
@@ -104,7 +104,7 @@ fn no_dir() -> ToolError {
 }
 
 /// `forget`.
-pub fn forget(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn forget(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<ExitCode> {
     let sel = selector(global, args)?;
     let result = data_dir(global).ok_or_else(no_dir).and_then(|dir| {
         admin::forget(&dir, &sel, args.yes).map_err(|e| ToolError::new(e.to_string()))
@@ -118,7 +118,7 @@ pub fn forget(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<ExitCode
 }
 
 /// `store status`.
-pub fn run(global: &GlobalArgs, args: &StoreArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(global: &GlobalArgs, args: &StoreArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         StoreCommand::Status => Ok(output::print_result(
             data_dir(global)

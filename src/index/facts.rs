@@ -11,9 +11,9 @@
 //! ```
 
 /// How a file was touched, as stored in segments.
-pub const OP_READ: u8 = 0;
-pub const OP_EDIT: u8 = 1;
-pub const OP_WRITE: u8 = 2;
+pub(crate) const OP_READ: u8 = 0;
+pub(crate) const OP_EDIT: u8 = 1;
+pub(crate) const OP_WRITE: u8 = 2;
 
 const PREFIXES: [(&str, u8); 3] = [
     ("read: ", OP_READ),
@@ -24,12 +24,12 @@ const TOOLS_PREFIX: &str = "tools: ";
 const COMMAND_PREFIX: &str = "$ ";
 
 /// Most file lines and command lines kept per turn.
-pub const MAX_FILES: usize = 64;
-pub const MAX_COMMANDS: usize = 32;
+pub(crate) const MAX_FILES: usize = 64;
+pub(crate) const MAX_COMMANDS: usize = 32;
 /// Longest command kept, in characters.
-pub const MAX_COMMAND_CHARS: usize = 500;
+pub(crate) const MAX_COMMAND_CHARS: usize = 500;
 
-pub fn op_name(op: u8) -> &'static str {
+pub(crate) fn op_name(op: u8) -> &'static str {
     match op {
         OP_READ => "read",
         OP_EDIT => "edit",
@@ -43,7 +43,7 @@ fn one_line(s: &str) -> String {
 
 /// Builds the tools field from sorted unique tool names, files touched (op, path; repeated ones
 /// once) and commands run.
-pub fn tools_field<'a>(
+pub(crate) fn tools_field<'a>(
     names: &[&str],
     files: impl IntoIterator<Item = (u8, &'a str)>,
     commands: impl IntoIterator<Item = &'a str>,
@@ -84,7 +84,7 @@ pub fn tools_field<'a>(
 }
 
 /// The files a tools field records: (op, path).
-pub fn files(tools: &str) -> impl Iterator<Item = (u8, &str)> {
+pub(crate) fn files(tools: &str) -> impl Iterator<Item = (u8, &str)> {
     tools.lines().filter_map(|line| {
         PREFIXES
             .iter()
@@ -93,7 +93,7 @@ pub fn files(tools: &str) -> impl Iterator<Item = (u8, &str)> {
 }
 
 /// The tool names a tools field records.
-pub fn tool_names(tools: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn tool_names(tools: &str) -> impl Iterator<Item = &str> {
     tools
         .lines()
         .next()
@@ -103,7 +103,8 @@ pub fn tool_names(tools: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The commands a tools field records.
-pub fn commands(tools: &str) -> impl Iterator<Item = &str> {
+#[cfg(test)]
+pub(crate) fn commands(tools: &str) -> impl Iterator<Item = &str> {
     tools.lines().filter_map(|l| l.strip_prefix(COMMAND_PREFIX))
 }
 

@@ -23,12 +23,12 @@ const STANDARD_FORMATS: &[&str] = &[
 ];
 
 /// A property name and the closed set of values it takes, wherever it appears.
-pub type Enums<'a> = &'a [(&'a str, &'a [&'a str])];
+pub(crate) type Enums<'a> = &'a [(&'a str, &'a [&'a str])];
 
 /// The portable form of a schemars schema; `enums` name closed sets by property name.
 /// `describe`: keep descriptions (argument schemas, which models read); result schemas are
 /// for validation and lose them.
-pub fn portable(schema: &JsonObject, enums: Enums, describe: bool) -> JsonObject {
+pub(crate) fn portable(schema: &JsonObject, enums: Enums, describe: bool) -> JsonObject {
     let defs = schema
         .get("$defs")
         .and_then(Value::as_object)
@@ -158,12 +158,14 @@ fn add_enum(prop: &mut Value, values: &[&str]) {
 }
 
 /// Keys that must never appear in a portable schema.
-pub fn non_portable(schema: &Value) -> Vec<String> {
+#[cfg(test)]
+pub(crate) fn non_portable(schema: &Value) -> Vec<String> {
     let mut out = Vec::new();
     walk(schema, &mut out, "");
     out
 }
 
+#[cfg(test)]
 fn walk(v: &Value, out: &mut Vec<String>, at: &str) {
     match v {
         Value::Object(o) => {

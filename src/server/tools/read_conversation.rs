@@ -12,7 +12,7 @@ use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub const DESCRIPTION: &str = "Read consecutive turns of a past conversation (prompts, replies, \
+pub(crate) const DESCRIPTION: &str = "Read consecutive turns of a past conversation (prompts, replies, \
 tools used), starting at `offset` (default 0), `limit` turns at a time (default 10). \
 total_turns tells how far to page.";
 
@@ -23,7 +23,7 @@ const FIRST_TURN_CHARS: usize = 1500;
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct ReadConversationParams {
+pub(crate) struct ReadConversationParams {
     /// Conversation id (from search_conversations or list_conversations).
     pub session_id: String,
     /// First turn to return (0-based).
@@ -39,7 +39,7 @@ pub struct ReadConversationParams {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct ConversationOut {
+pub(crate) struct ConversationOut {
     pub session_id: String,
     pub project: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -69,7 +69,10 @@ pub struct ConversationOut {
     pub note: Option<String>,
 }
 
-pub fn run(snap: &Snapshot, p: ReadConversationParams) -> Result<ConversationOut, ToolError> {
+pub(crate) fn run(
+    snap: &Snapshot,
+    p: ReadConversationParams,
+) -> Result<ConversationOut, ToolError> {
     let conv = find_conversation(snap, &p.session_id)?;
     let offset = check_offset(p.offset)?;
     let limit = check_limit(p.limit, 10)?;
@@ -227,7 +230,7 @@ impl Page<'_> {
     }
 }
 
-pub const DEF: ToolDef = ToolDef {
+pub(crate) const DEF: ToolDef = ToolDef {
     name: "read_conversation",
     title: "Read a conversation",
     description: DESCRIPTION,
