@@ -123,20 +123,43 @@ pub(crate) fn export(global: &GlobalArgs, args: &ExportArgs) -> anyhow::Result<E
 pub(crate) fn import(global: &GlobalArgs, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let name = args.file.display().to_string();
     let result = data_dir(global).and_then(|dir| {
-        let run = |input: &mut dyn std::io::BufRead| {
-            import::import(&dir, input, &name).map_err(|e| ToolError::new(e.to_string()))
-        };
-        if name == "-" {
-            run(&mut std::io::stdin().lock())
+        let mut file = if name == "-" {
+            spool_stdin()?
         } else {
-            let f = std::fs::File::open(&args.file)
-                .map_err(|e| ToolError::new(format!("cannot read `{name}`: {e}")))?;
-            run(&mut std::io::BufReader::new(f))
-        }
+            std::fs::File::open(&args.file)
+                .map_err(|e| ToolError::new(format!("cannot read `{name}`: {e}")))?
+        };
+        import::import(&dir, &mut file, &name).map_err(|e| ToolError::new(e.to_string()))
     });
     if let Err(e) = &result {
         eprintln!("error: {}", e.0);
     }
     let _ = std::io::stderr().flush();
     Ok(output::print_result(result))
+}
+
+/// Standard input copied into a temporary file that no path names (import reads its input
+/// twice: once to check every line, once to merge).
+fn spool_stdin() -> Result<std::fs::File, ToolError> {
+    let dir = std::env::temp_dir();
+    let path = dir.join(format!(
+        "conversation-search-import-{}-{}",
+        std::process::id(),
+        crate::util::time::now_ms()
+    ));
+    let err = |e: std::io::Error| {
+        ToolError::new(format!(
+            "cannot keep standard input in `{}` to import it: {e}; pass the file's path instead of `-`, or set TMPDIR to a writable directory",
+            dir.display()
+        ))
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(err)?;
+    let _ = std::fs::remove_file(&path);
+    std::io::copy(&mut std::io::stdin().lock(), &mut file).map_err(err)?;
+    Ok(file)
 }

@@ -1,14 +1,16 @@
 //! `import`: exchange lines ([`super::exchange`], as `export` writes them, plain or in the
-//! `_bulk` form) merged into a store. Every line is checked before anything is written, and
-//! the merge is one commit: a file with a bad line imports nothing, and one that imports, imports
-//! whole. Each turn is stored once (importing a file again adds nothing), and a conversation
+//! `_bulk` form) merged into a store. A first pass checks every line (keeping only ids and turn
+//! numbers), a second merges them a few turns at a time in one commit, so a file of any size
+//! imports in little memory: a file with a bad line imports nothing, and one that imports,
+//! imports whole. Each turn is stored once (importing a file again adds nothing), and a conversation
 //! forgotten in this store stays forgotten.
 use super::exchange::{Line, VERSION};
 use super::record::{ConvRecord, TurnRecord};
-use super::write::Merged;
+use super::write::{Commit, Merged};
 use super::{Store, StoreError, schema};
-use std::collections::BTreeMap;
-use std::io::BufRead;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 /// Most bad lines an error lists.
@@ -46,23 +48,40 @@ pub(crate) enum ImportError {
         count: usize,
         listed: String,
     },
+    #[error("{0}")]
+    Changed(String),
     #[error("{0}; nothing was imported")]
     Store(#[from] StoreError),
 }
 
-/// A conversation read from the file, and its turns by number.
-struct Incoming {
+/// What the checking pass keeps of a conversation: where it is described and which turn
+/// numbers the file holds (a bit each), not the records.
+struct Seen {
     line: usize,
-    conv: ConvRecord,
-    turns: BTreeMap<u32, TurnRecord>,
+    turn_count: u32,
+    turns: Vec<u64>,
 }
 
-/// The file's lines, checked: conversations by id, or every bad line (`line N: what`).
-fn parse(input: &mut dyn BufRead, name: &str) -> Result<BTreeMap<String, Incoming>, ImportError> {
-    let mut convs: BTreeMap<String, Incoming> = BTreeMap::new();
-    // turns seen before their conversation's line: (line number, record)
-    let mut early: BTreeMap<String, Vec<(usize, TurnRecord)>> = BTreeMap::new();
-    let mut bad: Vec<String> = Vec::new();
+impl Seen {
+    /// Marks turn `n`; false when the file held it already.
+    fn mark(&mut self, n: u32) -> bool {
+        let (word, bit) = ((n / 64) as usize, 1u64 << (n % 64));
+        if self.turns.len() <= word {
+            self.turns.resize(word + 1, 0);
+        }
+        let fresh = self.turns[word] & bit == 0;
+        self.turns[word] |= bit;
+        fresh
+    }
+}
+
+/// Reads `input` line by line, calling `each` with every line's number and what it holds
+/// (`None`: a blank or `_bulk` action line).
+fn each_line(
+    input: &mut dyn BufRead,
+    name: &str,
+    mut each: impl FnMut(usize, Result<Option<Line>, String>) -> Result<(), ImportError>,
+) -> Result<(), ImportError> {
     let mut buf = Vec::new();
     let mut number = 0;
     loop {
@@ -74,83 +93,91 @@ fn parse(input: &mut dyn BufRead, name: &str) -> Result<BTreeMap<String, Incomin
                 source,
             })?;
         if n == 0 {
-            break;
+            return Ok(());
         }
         number += 1;
-        match read_line(&buf) {
+        each(number, read_line(&buf))?;
+    }
+}
+
+/// The first pass: every line checked, keeping only ids and turn numbers, so that a file of
+/// any size is checked in little memory. Returns the number of conversations, or every bad
+/// line (`line N: what`).
+fn check(input: &mut dyn BufRead, name: &str) -> Result<usize, ImportError> {
+    let mut convs: HashMap<String, Seen> = HashMap::new();
+    // turns seen before their conversation's line: (line number, turn number)
+    let mut early: BTreeMap<String, Vec<(usize, u32)>> = BTreeMap::new();
+    let mut bad: Vec<(usize, String)> = Vec::new();
+    let turn_of = |seen: &mut Seen, id: &str, line: usize, n: u32, bad: &mut Vec<_>| {
+        if n >= seen.turn_count {
+            bad.push((
+                line,
+                format!(
+                    "turn {n} of `{id}`, whose conversation line (line {}) says {} turns",
+                    seen.line, seen.turn_count
+                ),
+            ));
+        } else if !seen.mark(n) {
+            bad.push((line, format!("turn {n} of `{id}` again")));
+        }
+    };
+    each_line(input, name, |number, line| {
+        match line {
             Ok(None) => {}
             Ok(Some(Line::Conversation(c))) => match c.record() {
-                Err(e) => bad.push(format!("line {number}: {e}")),
-                Ok(mut conv) => {
-                    crate::transcript::redacted::meta(&mut conv.meta);
+                Err(e) => bad.push((number, e)),
+                Ok(conv) => {
                     if let Some(first) = convs.get(&conv.id) {
-                        bad.push(format!(
-                            "line {number}: conversation `{}` again (first on line {})",
-                            conv.id, first.line
+                        bad.push((
+                            number,
+                            format!(
+                                "conversation `{}` again (first on line {})",
+                                conv.id, first.line
+                            ),
                         ));
-                        continue;
+                        return Ok(());
                     }
-                    let turns = early
-                        .remove(&conv.id)
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|(_, t)| (t.number, t))
-                        .collect();
-                    convs.insert(
-                        conv.id.clone(),
-                        Incoming {
-                            line: number,
-                            conv,
-                            turns,
-                        },
-                    );
+                    let mut seen = Seen {
+                        line: number,
+                        turn_count: conv.turn_count,
+                        turns: Vec::new(),
+                    };
+                    for (line, n) in early.remove(&conv.id).unwrap_or_default() {
+                        turn_of(&mut seen, &conv.id, line, n, &mut bad);
+                    }
+                    convs.insert(conv.id, seen);
                 }
             },
             Ok(Some(Line::Turn(t))) => match t.record() {
-                Err(e) => bad.push(format!("line {number}: {e}")),
-                Ok(rec) => {
-                    let id = t.conversation.clone();
-                    match convs.get_mut(&id) {
-                        Some(c) => {
-                            if c.turns.insert(rec.number, rec).is_some() {
-                                bad.push(format!(
-                                    "line {number}: turn {} of `{id}` again",
-                                    t.number
-                                ));
-                            }
-                        }
-                        None => early.entry(id).or_default().push((number, rec)),
-                    }
-                }
+                Err(e) => bad.push((number, e)),
+                Ok(rec) => match convs.get_mut(&t.conversation) {
+                    Some(seen) => turn_of(seen, &t.conversation, number, rec.number, &mut bad),
+                    None => early
+                        .entry(t.conversation)
+                        .or_default()
+                        .push((number, rec.number)),
+                },
             },
-            Err(e) => bad.push(format!("line {number}: {e}")),
+            Err(e) => bad.push((number, e)),
         }
-    }
+        Ok(())
+    })?;
     for (id, turns) in early {
         for (line, _) in turns {
-            bad.push(format!(
-                "line {line}: a turn of `{id}`, which no conversation line of the file describes"
-            ));
-        }
-    }
-    for c in convs.values() {
-        if let Some((&n, _)) = c.turns.range(c.conv.turn_count..).next() {
-            bad.push(format!(
-                "line {}: conversation `{}` says {} turns, but the file has turn {n}",
-                c.line, c.conv.id, c.conv.turn_count
+            bad.push((
+                line,
+                format!("a turn of `{id}`, which no conversation line of the file describes"),
             ));
         }
     }
     if bad.is_empty() {
-        return Ok(convs);
+        return Ok(convs.len());
     }
-    bad.sort_by_key(|l| {
-        l.split(':')
-            .next()
-            .and_then(|s| s.trim_start_matches("line ").parse::<usize>().ok())
-    });
+    bad.sort_by_key(|(line, _)| *line);
     let count = bad.len();
-    let mut listed: Vec<String> = bad.into_iter().take(MAX_LISTED).collect();
+    let mut listed: Vec<String> = (bad.into_iter().take(MAX_LISTED))
+        .map(|(line, what)| format!("line {line}: {what}"))
+        .collect();
     if count > MAX_LISTED {
         listed.push(format!("… and {} more", count - MAX_LISTED));
     }
@@ -190,13 +217,22 @@ fn read_line(bytes: &[u8]) -> Result<Option<Line>, String> {
         .map_err(|e| format!("not a conversation or turn record: {e}"))
 }
 
-/// Reads `input` (named `name` in messages) and merges it into the store of `dir`.
-pub(crate) fn import(
-    dir: &Path,
-    input: &mut dyn BufRead,
-    name: &str,
-) -> Result<Imported, ImportError> {
-    let convs = parse(input, name)?;
+/// Most turns merged at once: a conversation's turns are merged in pieces of this many, so
+/// the second pass holds one piece, not the file.
+const PIECE_TURNS: usize = 256;
+
+/// Most bytes of turn bodies merged at once.
+const PIECE_BYTES: usize = 8 << 20;
+
+/// Reads `file` (named `name` in messages) and merges it into the store of `dir`: one pass
+/// checks every line, a second merges them in one commit, a few turns at a time.
+pub(crate) fn import(dir: &Path, file: &mut File, name: &str) -> Result<Imported, ImportError> {
+    let read_err = |source| ImportError::Read {
+        path: name.to_owned(),
+        source,
+    };
+    let conversations = check(&mut BufReader::new(&*file), name)?;
+    file.seek(SeekFrom::Start(0)).map_err(read_err)?;
     // as the store's writer when no server holds the lock (the schema is created if needed),
     // else beside the running writer: SQLite's own lock serialises the commit with its commits
     let (store, mut writer, note) = Store::open(dir)?;
@@ -212,40 +248,142 @@ pub(crate) fn import(
             &mut own
         }
     };
-    let mut out = Imported {
-        path: path.display().to_string(),
-        conversations: convs.len() as u64,
-        ..Imported::default()
+    let mut merger = Merger {
+        out: Imported {
+            path: path.display().to_string(),
+            conversations: conversations as u64,
+            ..Imported::default()
+        },
+        now: crate::util::time::now_ms(),
+        ..Merger::default()
     };
-    let now = crate::util::time::now_ms();
-    let merged = super::write::commit_on(conn, &path, |tx| {
-        let mut merged = Vec::with_capacity(convs.len());
-        for (id, c) in &convs {
-            let mut conv = c.conv.clone();
-            // its transcript is not on this machine: only the store has it from now on
-            if conv.gone_since.is_none() && !conv.file.path.exists() {
-                conv.gone_since = Some(now);
-            }
-            let turns: Vec<TurnRecord> = c.turns.values().cloned().collect();
-            merged.push((id.clone(), turns.len() as u64, tx.merge(&conv, &turns)?));
-        }
-        Ok(merged)
+    let mut input = BufReader::new(&*file);
+    super::write::commit_on(conn, &path, |tx| {
+        each_line(&mut input, name, |_, line| match line {
+            Ok(Some(l)) => merger.line(tx, l, name),
+            Ok(None) => Ok(()),
+            // checked by the first pass: a line that fails now was changed since
+            Err(e) => Err(changed(name, &e)),
+        })?;
+        merger.flush(tx)
     })?;
-    for (id, offered, m) in merged {
-        match m {
+    Ok(merger.out)
+}
+
+/// The error for a file that changed between the two passes.
+fn changed(name: &str, what: &str) -> ImportError {
+    ImportError::Changed(format!(
+        "`{name}` changed while it was imported ({what}); nothing was imported: import it again"
+    ))
+}
+
+/// The second pass: conversations as their lines come, turns gathered into pieces.
+#[derive(Default)]
+struct Merger {
+    out: Imported,
+    now: i64,
+    /// Every conversation's record (turns may follow their conversation line anywhere).
+    convs: HashMap<String, ConvRecord>,
+    /// Conversations this import added (their later pieces extend them, not "extended").
+    added: HashSet<String>,
+    extended: HashSet<String>,
+    forgotten: HashSet<String>,
+    /// Turns that came before their conversation's line.
+    early: HashMap<String, Vec<TurnRecord>>,
+    /// The piece being gathered: its conversation, turns and their bytes.
+    piece: Option<(String, Vec<TurnRecord>, usize)>,
+}
+
+impl Merger {
+    fn line(&mut self, tx: &mut Commit<'_>, line: Line, name: &str) -> Result<(), ImportError> {
+        let bad = |e: String| changed(name, &e);
+        match line {
+            Line::Conversation(c) => {
+                let mut conv = c.record().map_err(bad)?;
+                crate::transcript::redacted::meta(&mut conv.meta);
+                // its transcript is not on this machine: only the store has it from now on
+                if conv.gone_since.is_none() && !conv.file.path.exists() {
+                    conv.gone_since = Some(self.now);
+                }
+                let early = self.early.remove(&conv.id).unwrap_or_default();
+                let id = conv.id.clone();
+                self.convs.insert(id.clone(), conv);
+                // a conversation without turns in the file is merged all the same
+                self.flush(tx)?;
+                self.piece = Some((id, Vec::new(), 0));
+                for t in early {
+                    self.turn(tx, t)?;
+                }
+            }
+            Line::Turn(t) => {
+                let rec = t.record().map_err(bad)?;
+                if self.convs.contains_key(&t.conversation) {
+                    if self
+                        .piece
+                        .as_ref()
+                        .is_none_or(|(id, ..)| *id != t.conversation)
+                    {
+                        self.flush(tx)?;
+                        self.piece = Some((t.conversation, Vec::new(), 0));
+                    }
+                    self.turn(tx, rec)?;
+                } else {
+                    self.early.entry(t.conversation).or_default().push(rec);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a turn to the piece, merging the piece once it is full.
+    fn turn(&mut self, tx: &mut Commit<'_>, t: TurnRecord) -> Result<(), ImportError> {
+        let Some((_, turns, bytes)) = self.piece.as_mut() else {
+            return Ok(());
+        };
+        *bytes += t.body.len();
+        turns.push(t);
+        if turns.len() >= PIECE_TURNS || *bytes >= PIECE_BYTES {
+            let id = self
+                .piece
+                .as_ref()
+                .map(|(id, ..)| id.clone())
+                .unwrap_or_default();
+            self.flush(tx)?;
+            self.piece = Some((id, Vec::new(), 0));
+        }
+        Ok(())
+    }
+
+    /// Merges the piece gathered so far.
+    fn flush(&mut self, tx: &mut Commit<'_>) -> Result<(), ImportError> {
+        let Some((id, turns, _)) = self.piece.take() else {
+            return Ok(());
+        };
+        let Some(conv) = self.convs.get(&id) else {
+            return Ok(());
+        };
+        if self.forgotten.contains(&id) {
+            return Ok(());
+        }
+        let offered = turns.len() as u64;
+        match tx.merge(conv, &turns)? {
             Merged::Added(n) => {
-                out.conversations_added += 1;
-                out.turns_added += n;
+                self.out.conversations_added += 1;
+                self.out.turns_added += n;
+                self.added.insert(id);
             }
             Merged::Extended(n) => {
-                if n > 0 {
-                    out.conversations_extended += 1;
+                if n > 0 && !self.added.contains(&id) && self.extended.insert(id) {
+                    self.out.conversations_extended += 1;
                 }
-                out.turns_added += n;
-                out.turns_present += offered - n;
+                self.out.turns_added += n;
+                self.out.turns_present += offered - n;
             }
-            Merged::Forgotten => out.forgotten.push(id),
+            Merged::Forgotten => {
+                self.out.forgotten.push(id.clone());
+                self.forgotten.insert(id);
+            }
         }
+        Ok(())
     }
-    Ok(out)
 }

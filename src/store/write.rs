@@ -49,11 +49,11 @@ impl StoreWriter {
 
 /// [`StoreWriter::commit`] on any connection (the `forget` command has no writer lock: SQLite's
 /// own lock serialises it with the writing server).
-pub(crate) fn commit_on<T>(
+pub(crate) fn commit_on<T, E: From<StoreError>>(
     conn: &mut rusqlite::Connection,
     path: &Path,
-    f: impl FnOnce(&mut Commit) -> Result<T, StoreError>,
-) -> Result<T, StoreError> {
+    f: impl FnOnce(&mut Commit) -> Result<T, E>,
+) -> Result<T, E> {
     let e = StoreError::sql(path);
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)

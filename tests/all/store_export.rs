@@ -357,3 +357,60 @@ fn bad_lines_are_named_by_number_and_import_nothing() {
     // the good file still imports whole
     assert_eq!(import(&there, &good)["turns_added"], 4);
 }
+
+#[test]
+fn a_long_conversation_imports_whole_in_any_line_order_and_from_stdin() {
+    // more turns than import merges at once, and a second conversation
+    const LONG: &str = "e4900000-0000-4000-8000-00000000000c";
+    let env = StoreEnv::new();
+    let p = env.projects.project("-home-u-long");
+    let mut a = p.session(LONG);
+    for i in 0..300 {
+        a.exchange(
+            &format!("prompt {i} of the dunlinword"),
+            &format!("reply {i}"),
+        );
+    }
+    p.session(B)
+        .exchange("the other knotword prompt", "its reply");
+    let s = env.serve(&[]);
+    wait_stored(&s, 301);
+    let last = comparable(s.read_turn(LONG, 299));
+    drop(s);
+    let out = tempfile::tempdir().unwrap();
+    let file = tmp_file(&out, "long.ndjson");
+    export_to(&env, &file, &[]);
+    std::fs::remove_dir_all(env.projects.path().join("-home-u-long")).unwrap();
+
+    // the lines reversed: every turn before its conversation's line
+    let text = std::fs::read_to_string(&file).unwrap();
+    let reversed: Vec<&str> = text.lines().rev().collect();
+    let backwards = tmp_file(&out, "backwards.ndjson");
+    std::fs::write(&backwards, reversed.join("\n")).unwrap();
+    let there = StoreEnv::new();
+    let got = import(&there, &backwards);
+    assert_eq!(got["conversations_added"], 2, "{got}");
+    assert_eq!(got["turns_added"], 301, "{got}");
+    let again = import(&there, &file);
+    assert_eq!(again["turns_added"], 0, "{again}");
+    assert_eq!(again["turns_present"], 301, "{again}");
+    assert_eq!(again["conversations_extended"], 0, "{again}");
+
+    // from standard input, in the order export wrote
+    let piped = StoreEnv::new();
+    let run = crate::common::IsolatedEnv::new()
+        .command(&["import", "-", "--data-dir", piped.data_str()], &[])
+        .stdin(std::fs::File::open(&file).unwrap())
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let got: Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(got["conversations_added"], 2, "{got}");
+    assert_eq!(got["turns_added"], 301, "{got}");
+    for env in [&there, &piped] {
+        assert_eq!(env.store_status_cli()["turns"], 301);
+        let t = env.serve(&[]);
+        assert_eq!(comparable(t.read_turn(LONG, 299)), last);
+        assert_eq!(t.hits("knotword"), vec![(B.to_string(), 0)]);
+    }
+}
