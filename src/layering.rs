@@ -39,7 +39,7 @@ impl Source {
     }
 }
 
-fn src_dir() -> PathBuf {
+pub(crate) fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
@@ -67,7 +67,7 @@ fn sources() -> Vec<Source> {
         .collect()
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -265,7 +265,7 @@ fn item_end(code: &[char], mut i: usize) -> usize {
 /// test-only functions and statements; all of the file after an inner `#![cfg(test)]`): the
 /// code after a test item is read on. Returned with string literals (for format names) and with
 /// their contents blanked (for paths).
-fn without_tests(file: &str) -> (String, String) {
+pub(crate) fn without_tests(file: &str) -> (String, String) {
     let (chars, quoted) = lex(file);
     let blank: Vec<char> = chars
         .iter()

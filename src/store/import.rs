@@ -59,10 +59,7 @@ struct Incoming {
 
 /// The file's lines, checked: conversations by id, or every bad line (`line N: what`).
 fn parse(input: &mut dyn BufRead, name: &str) -> Result<BTreeMap<String, Incoming>, ImportError> {
-    let mut convs: BTreeMap<String, Incoming> = BTreeMap::new();
-    // turns seen before their conversation's line: (line number, record)
-    let mut early: BTreeMap<String, Vec<(usize, TurnRecord)>> = BTreeMap::new();
-    let mut bad: Vec<String> = Vec::new();
+    let mut parsed = Parsed::default();
     let mut buf = Vec::new();
     let mut number = 0;
     loop {
@@ -80,85 +77,109 @@ fn parse(input: &mut dyn BufRead, name: &str) -> Result<BTreeMap<String, Incomin
         match read_line(&buf) {
             Ok(None) => {}
             Ok(Some(Line::Conversation(c))) => match c.record() {
-                Err(e) => bad.push(format!("line {number}: {e}")),
-                Ok(mut conv) => {
-                    crate::transcript::redacted::meta(&mut conv.meta);
-                    if let Some(first) = convs.get(&conv.id) {
-                        bad.push(format!(
-                            "line {number}: conversation `{}` again (first on line {})",
-                            conv.id, first.line
-                        ));
-                        continue;
-                    }
-                    let turns = early
-                        .remove(&conv.id)
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|(_, t)| (t.number, t))
-                        .collect();
-                    convs.insert(
-                        conv.id.clone(),
-                        Incoming {
-                            line: number,
-                            conv,
-                            turns,
-                        },
-                    );
-                }
+                Err(e) => parsed.bad.push(format!("line {number}: {e}")),
+                Ok(conv) => parsed.conversation(number, conv),
             },
             Ok(Some(Line::Turn(t))) => match t.record() {
-                Err(e) => bad.push(format!("line {number}: {e}")),
-                Ok(rec) => {
-                    let id = t.conversation.clone();
-                    match convs.get_mut(&id) {
-                        Some(c) => {
-                            if c.turns.insert(rec.number, rec).is_some() {
-                                bad.push(format!(
-                                    "line {number}: turn {} of `{id}` again",
-                                    t.number
-                                ));
-                            }
-                        }
-                        None => early.entry(id).or_default().push((number, rec)),
-                    }
-                }
+                Err(e) => parsed.bad.push(format!("line {number}: {e}")),
+                Ok(rec) => parsed.turn(number, t.conversation.clone(), rec),
             },
-            Err(e) => bad.push(format!("line {number}: {e}")),
+            Err(e) => parsed.bad.push(format!("line {number}: {e}")),
         }
     }
-    for (id, turns) in early {
-        for (line, _) in turns {
-            bad.push(format!(
-                "line {line}: a turn of `{id}`, which no conversation line of the file describes"
+    parsed.finish(name)
+}
+
+/// The lines read so far: the conversations, the turns seen before their conversation's line,
+/// and what is wrong.
+#[derive(Default)]
+struct Parsed {
+    convs: BTreeMap<String, Incoming>,
+    /// Turns seen before their conversation's line: (line number, record).
+    early: BTreeMap<String, Vec<(usize, TurnRecord)>>,
+    bad: Vec<String>,
+}
+
+impl Parsed {
+    /// A conversation on line `number`, redacted; it takes the turns that came before it.
+    fn conversation(&mut self, number: usize, mut conv: ConvRecord) {
+        crate::transcript::redacted::meta(&mut conv.meta);
+        if let Some(first) = self.convs.get(&conv.id) {
+            self.bad.push(format!(
+                "line {number}: conversation `{}` again (first on line {})",
+                conv.id, first.line
             ));
+            return;
+        }
+        let turns = self
+            .early
+            .remove(&conv.id)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, t)| (t.number, t))
+            .collect();
+        self.convs.insert(
+            conv.id.clone(),
+            Incoming {
+                line: number,
+                conv,
+                turns,
+            },
+        );
+    }
+
+    /// A turn of conversation `id` on line `number`.
+    fn turn(&mut self, number: usize, id: String, rec: TurnRecord) {
+        match self.convs.get_mut(&id) {
+            Some(c) => {
+                let turn = rec.number;
+                if c.turns.insert(rec.number, rec).is_some() {
+                    self.bad
+                        .push(format!("line {number}: turn {turn} of `{id}` again"));
+                }
+            }
+            None => self.early.entry(id).or_default().push((number, rec)),
         }
     }
-    for c in convs.values() {
-        if let Some((&n, _)) = c.turns.range(c.conv.turn_count..).next() {
-            bad.push(format!(
-                "line {}: conversation `{}` says {} turns, but the file has turn {n}",
-                c.line, c.conv.id, c.conv.turn_count
-            ));
+
+    /// The conversations, once turns without a conversation and turns past a conversation's
+    /// count are found; or the bad lines, in line order, the first [`MAX_LISTED`] listed.
+    fn finish(mut self, name: &str) -> Result<BTreeMap<String, Incoming>, ImportError> {
+        for (id, turns) in &self.early {
+            for (line, _) in turns {
+                self.bad.push(format!(
+                    "line {line}: a turn of `{id}`, which no conversation line of the file describes"
+                ));
+            }
         }
+        for c in self.convs.values() {
+            if let Some((&n, _)) = c.turns.range(c.conv.turn_count..).next() {
+                self.bad.push(format!(
+                    "line {}: conversation `{}` says {} turns, but the file has turn {n}",
+                    c.line, c.conv.id, c.conv.turn_count
+                ));
+            }
+        }
+        let mut bad = self.bad;
+        if bad.is_empty() {
+            return Ok(self.convs);
+        }
+        bad.sort_by_key(|l| {
+            l.split(':')
+                .next()
+                .and_then(|s| s.trim_start_matches("line ").parse::<usize>().ok())
+        });
+        let count = bad.len();
+        let mut listed: Vec<String> = bad.into_iter().take(MAX_LISTED).collect();
+        if count > MAX_LISTED {
+            listed.push(format!("… and {} more", count - MAX_LISTED));
+        }
+        Err(ImportError::BadLines {
+            path: name.to_owned(),
+            count,
+            listed: listed.join("\n"),
+        })
     }
-    if bad.is_empty() {
-        return Ok(convs);
-    }
-    bad.sort_by_key(|l| {
-        l.split(':')
-            .next()
-            .and_then(|s| s.trim_start_matches("line ").parse::<usize>().ok())
-    });
-    let count = bad.len();
-    let mut listed: Vec<String> = bad.into_iter().take(MAX_LISTED).collect();
-    if count > MAX_LISTED {
-        listed.push(format!("… and {} more", count - MAX_LISTED));
-    }
-    Err(ImportError::BadLines {
-        path: name.to_owned(),
-        count,
-        listed: listed.join("\n"),
-    })
 }
 
 /// One line: a record, `None` for a blank line or a `_bulk` action line, or what is wrong.

@@ -3,7 +3,7 @@ use super::budget::{self, json_len};
 use super::progress::{self, BuildOut};
 use super::{check_limit, check_offset, check_scope, check_source, check_time, iso};
 use crate::corpus::Snapshot;
-use crate::corpus::browse::ListRange;
+use crate::corpus::browse::{ListRange, Listed};
 use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use rmcp::model::JsonObject;
@@ -113,28 +113,7 @@ pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
         scope: check_scope(p.scope.as_deref())?,
     };
     let (total, rows) = snap.list(&range, offset, limit);
-    let mut rows: Vec<ListedConversation> = rows
-        .into_iter()
-        .map(|r| {
-            let (source_present, source_missing_since) = super::source_presence(&r.conv);
-            ListedConversation {
-                session_id: r.conv.id.clone(),
-                source: r.conv.source().to_owned(),
-                project: r.project,
-                this_project: r.this_project,
-                summary: r.conv.meta.summary(),
-                slug: r.conv.meta.slug.clone(),
-                first_timestamp: iso(r.conv.meta.first_ts),
-                last_timestamp: iso(r.conv.meta.last_ts),
-                turn_count: r.conv.turn_count,
-                cwd: r.conv.meta.cwd.clone(),
-                git_branch: r.conv.meta.git_branch.clone(),
-                subagent_count: r.subagent_count,
-                source_present,
-                source_missing_since,
-            }
-        })
-        .collect();
+    let mut rows: Vec<ListedConversation> = rows.into_iter().map(ListedConversation::of).collect();
     let build = progress::building(snap);
     let short = max_chars < 1500;
     let roots = super::roots::note(snap, short);
@@ -176,6 +155,29 @@ pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
     let mut resp = envelope(n, shrunk);
     resp.conversations = rows;
     Ok(resp)
+}
+
+impl ListedConversation {
+    /// The row of a listed conversation.
+    fn of(r: Listed) -> Self {
+        let (source_present, source_missing_since) = super::source_presence(&r.conv);
+        ListedConversation {
+            session_id: r.conv.id.clone(),
+            source: r.conv.source().to_owned(),
+            project: r.project,
+            this_project: r.this_project,
+            summary: r.conv.meta.summary(),
+            slug: r.conv.meta.slug.clone(),
+            first_timestamp: iso(r.conv.meta.first_ts),
+            last_timestamp: iso(r.conv.meta.last_ts),
+            turn_count: r.conv.turn_count,
+            cwd: r.conv.meta.cwd.clone(),
+            git_branch: r.conv.meta.git_branch.clone(),
+            subagent_count: r.subagent_count,
+            source_present,
+            source_missing_since,
+        }
+    }
 }
 
 /// Shortens a row to at most `room` characters of JSON: optional fields go, then the summary
