@@ -5,6 +5,7 @@ use super::output::{self, Mode};
 use super::{Cli, ContextArgs, ContextFormat, GlobalArgs, ListArgs, SearchArgs, ShowArgs};
 use crate::corpus::project::Scope;
 use crate::corpus::{Shared, Snapshot};
+use crate::server::choice::SourceName;
 use crate::server::tools;
 use clap::CommandFactory;
 use std::io::IsTerminal;
@@ -30,8 +31,8 @@ pub fn search(global: &GlobalArgs, snap: &Snapshot, args: SearchArgs) -> anyhow:
         limit: Some(args.limit),
         session_id: args.session_id,
         project: args.project,
-        source: args.source,
-        scope: Some(args.scope.name()),
+        source: args.source.map(SourceName),
+        scope: Some(args.scope.into()),
         ..Default::default()
     };
     let result = tools::search::run(snap, params);
@@ -41,9 +42,9 @@ pub fn search(global: &GlobalArgs, snap: &Snapshot, args: SearchArgs) -> anyhow:
 pub fn list(global: &GlobalArgs, snap: &Snapshot, args: ListArgs) -> anyhow::Result<ExitCode> {
     let params = tools::list::ListParams {
         project: args.project,
-        source: args.source,
+        source: args.source.map(SourceName),
         limit: Some(args.limit),
-        scope: Some(args.scope.name()),
+        scope: Some(args.scope.into()),
         ..Default::default()
     };
     let result = tools::list::run(snap, params);
@@ -102,7 +103,7 @@ pub fn context(
 ) -> anyhow::Result<ExitCode> {
     use tools::recent_context::{RecentContextParams, heading, render, validate};
     let params = RecentContextParams {
-        scope: Some(args.scope.name()),
+        scope: Some(args.scope.into()),
         sessions: Some(args.sessions),
         max_chars: Some(args.max_chars),
     };

@@ -181,11 +181,11 @@ pub enum ScopeArg {
     All,
 }
 
-impl ScopeArg {
-    fn name(self) -> String {
-        match self {
-            Self::Project => "project".to_owned(),
-            Self::All => "all".to_owned(),
+impl From<ScopeArg> for Scope {
+    fn from(s: ScopeArg) -> Scope {
+        match s {
+            ScopeArg::Project => Scope::Project,
+            ScopeArg::All => Scope::All,
         }
     }
 }

@@ -1,9 +1,11 @@
 //! `find_file_history`: the turns that read or changed a file, newest first.
 use super::budget::{self, json_len};
 use super::progress::{self, BuildOut};
-use super::{check_limit, check_offset, check_scope, check_time, iso};
+use super::{check_limit, check_offset, check_time, iso};
 use crate::corpus::Snapshot;
+use crate::corpus::project::Scope;
 use crate::index::facts;
+use crate::server::choice;
 use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use rmcp::model::JsonObject;
@@ -31,8 +33,8 @@ pub struct FileHistoryParams {
     pub since: Option<String>,
     /// project: only the server's project (its folder, subfolders, git worktrees); all: every
     /// project (default).
-    #[serde(default)]
-    pub scope: Option<String>,
+    #[serde(default, deserialize_with = "choice::optional")]
+    pub scope: Option<Scope>,
     /// Most characters of JSON to return (500-60000, default 6000).
     #[serde(default)]
     pub max_chars: Option<i64>,
@@ -44,9 +46,9 @@ pub struct FileTouchOut {
     /// The path as the tool call gave it.
     pub path: String,
     /// The strongest operation in that turn (write > edit > read).
-    pub operation: String,
+    pub operation: Operation,
     /// Every operation on the path in that turn.
-    pub operations: Vec<String>,
+    pub operations: Vec<Operation>,
     pub session_id: String,
     pub source: String,
     pub project: String,
@@ -57,6 +59,27 @@ pub struct FileTouchOut {
     pub turn_number: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_session_id: Option<String>,
+}
+
+/// How a turn touched a file: its schema's `enum` is these words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+#[serde(rename_all = "lowercase")]
+pub enum Operation {
+    Read,
+    Edit,
+    Write,
+}
+
+impl Operation {
+    /// The operation of a segment's file reference ([`facts::OP_READ`], …).
+    pub fn of(op: u8) -> Self {
+        match op {
+            facts::OP_READ => Operation::Read,
+            facts::OP_EDIT => Operation::Edit,
+            _ => Operation::Write,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -92,18 +115,14 @@ pub fn run(snap: &Snapshot, p: FileHistoryParams) -> Result<FileHistoryResponse,
     let offset = check_offset(p.offset)?;
     let since = check_time("since", p.since.as_deref(), false)?;
     let max_chars = budget::check_max_chars(p.max_chars, budget::SEARCH_DEFAULT)?;
-    let scope = check_scope(p.scope.as_deref())?;
+    let scope = p.scope.unwrap_or_default();
     let (total, rows) = snap.file_history(needle, since, scope, offset, limit);
     let mut rows: Vec<FileTouchOut> = rows
         .into_iter()
         .map(|t| FileTouchOut {
             path: t.path,
-            operation: facts::op_name(*t.ops.iter().max().unwrap_or(&facts::OP_READ)).to_owned(),
-            operations: t
-                .ops
-                .iter()
-                .map(|&o| facts::op_name(o).to_owned())
-                .collect(),
+            operation: Operation::of(*t.ops.iter().max().unwrap_or(&facts::OP_READ)),
+            operations: t.ops.iter().map(|&o| Operation::of(o)).collect(),
             session_id: t.conv.id.clone(),
             source: t.conv.source().to_owned(),
             project: t.project,

@@ -1,9 +1,11 @@
 //! `list_conversations`: main sessions, most recently active first.
 use super::budget::{self, json_len};
 use super::progress::{self, BuildOut};
-use super::{check_limit, check_offset, check_scope, check_source, check_time, iso};
+use super::{check_limit, check_offset, check_source, check_time, iso};
 use crate::corpus::Snapshot;
 use crate::corpus::browse::{ListRange, Listed};
+use crate::corpus::project::Scope;
+use crate::server::choice::{self, SourceName};
 use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use rmcp::model::JsonObject;
@@ -23,7 +25,7 @@ pub struct ListParams {
     pub project: Option<String>,
     /// Only sessions of this agent.
     #[serde(default)]
-    pub source: Option<String>,
+    pub source: Option<SourceName>,
     /// Sessions per page (1-100, default 50).
     #[serde(default)]
     pub limit: Option<i64>,
@@ -38,8 +40,8 @@ pub struct ListParams {
     pub until: Option<String>,
     /// project: only the server's project (its folder, subfolders, git worktrees); all: every
     /// project (default).
-    #[serde(default)]
-    pub scope: Option<String>,
+    #[serde(default, deserialize_with = "choice::optional")]
+    pub scope: Option<Scope>,
     /// Most characters of JSON to return (500-60000, default 20000).
     #[serde(default)]
     pub max_chars: Option<i64>,
@@ -100,7 +102,7 @@ pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
     let limit = check_limit(p.limit, 50)?;
     let offset = check_offset(p.offset)?;
     let max_chars = budget::check_max_chars(p.max_chars, budget::READ_DEFAULT)?;
-    let source = check_source(p.source.as_deref())?;
+    let source = check_source(p.source.as_ref().map(|s| s.0.as_str()))?;
     let range = ListRange {
         project: p
             .project
@@ -110,7 +112,7 @@ pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
         source: source.as_deref(),
         since: check_time("since", p.since.as_deref(), false)?,
         until: check_time("until", p.until.as_deref(), true)?,
-        scope: check_scope(p.scope.as_deref())?,
+        scope: p.scope.unwrap_or_default(),
     };
     let (total, rows) = snap.list(&range, offset, limit);
     let mut rows: Vec<ListedConversation> = rows.into_iter().map(ListedConversation::of).collect();
