@@ -55,7 +55,7 @@ fn selectors(global: &GlobalArgs, args: &ExportArgs) -> anyhow::Result<Vec<Selec
 }
 
 fn data_dir(global: &GlobalArgs) -> Result<PathBuf, ToolError> {
-    store::data_dir(global)
+    super::settings::data_dir(global)
         .ok_or_else(|| ToolError::new("no data directory: HOME is not set; pass --data-dir DIR"))
 }
 

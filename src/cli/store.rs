@@ -1,12 +1,11 @@
-//! `forget` and `store status`: the durable store's controls (the MCP tools never write), and
-//! how `--data-dir`, `--no-store` (and the older `--archive`, `--no-archive`) and
-//! `--retain-days` resolve.
+//! `forget` and `store status`: the durable store's controls (the MCP tools never write). How
+//! `--data-dir`, `--no-store` (and the older `--archive`, `--no-archive`) and `--retain-days`
+//! resolve is [`super::settings`].
+use super::settings::data_dir;
 use super::{GlobalArgs, UsageError, output};
-use crate::corpus::StoreConfig;
 use crate::server::ToolError;
 use crate::store::admin::{self, Selector};
 use clap::{Args, Subcommand};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, Clone, Args)]
@@ -36,28 +35,6 @@ pub enum StoreCommand {
     /// Conversations and turns stored, bytes on disk, oldest and newest turn, and how many
     /// exist only in the store.
     Status,
-}
-
-/// The data directory: `--data-dir`, else the default.
-pub fn data_dir(global: &GlobalArgs) -> Option<PathBuf> {
-    global.data_dir.clone().or_else(crate::store::default_dir)
-}
-
-/// Whether the store is kept: always (the older `--archive` is still accepted), except with
-/// `--no-store`, with `--no-redact`, or without a home directory or `--data-dir`.
-pub fn config(global: &GlobalArgs) -> Option<StoreConfig> {
-    if global.no_store {
-        return None;
-    }
-    if !crate::redact::enabled() {
-        // the store holds only redacted text
-        tracing::warn!("--no-redact: the durable store is not used (it holds only redacted text)");
-        return None;
-    }
-    Some(StoreConfig {
-        dir: data_dir(global)?,
-        retain_days: global.retain_days,
-    })
 }
 
 /// The selectors `--session`, `--project`, `--before` and `--source` name, in that order
