@@ -11,6 +11,7 @@ use crate::corpus::project::Project;
 use crate::corpus::writer::Writer;
 use crate::corpus::{Root, Shared, Snapshot, StoreConfig};
 use crate::live::LiveConfig;
+use crate::server::ToolError;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -72,6 +73,13 @@ impl Settings {
 /// The data directory: `--data-dir`, else the default.
 pub fn data_dir(global: &GlobalArgs) -> Option<PathBuf> {
     global.data_dir.clone().or_else(crate::store::default_dir)
+}
+
+/// The data directory of a store command (`forget`, `store status`, `export`, `import`), or
+/// what to pass when there is none.
+pub fn store_dir(global: &GlobalArgs) -> Result<PathBuf, ToolError> {
+    data_dir(global)
+        .ok_or_else(|| ToolError::new("no data directory: HOME is not set; pass --data-dir DIR"))
 }
 
 /// Whether the store is kept: always (the older `--archive` is still accepted), except with
