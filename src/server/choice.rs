@@ -3,9 +3,11 @@
 //! check of a value, so the schema and the check cannot differ. A value is read trimmed and
 //! case-blind; an empty one means what it always meant ([`Choice::EMPTY`]); a wrong one is
 //! refused naming the argument and its words. A `source` argument ([`SourceName`]) lists the
-//! registered formats the same way.
+//! registered formats the same way, and a result's file operation is the transcript's own
+//! [`FileOp`] with its words as the schema's `enum`.
 use crate::corpus::project::Scope;
 use crate::corpus::query::{MatchRole, SortOrder};
+use crate::transcript::FileOp;
 use rmcp::schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Deserializer};
 use std::borrow::Cow;
@@ -87,7 +89,11 @@ where
 
 /// The schema of `T`: a string, one of its words.
 fn schema<T: Choice>() -> Schema {
-    let words: Vec<serde_json::Value> = T::WORDS.iter().map(|(w, _)| (*w).into()).collect();
+    string_enum(T::WORDS.iter().map(|(w, _)| (*w).into()).collect())
+}
+
+/// The schema of a string that is one of `words`.
+fn string_enum(words: Vec<serde_json::Value>) -> Schema {
     let mut obj = serde_json::Map::new();
     obj.insert("type".into(), "string".into());
     obj.insert("enum".into(), words.into());
@@ -114,6 +120,25 @@ macro_rules! choice_schema {
 
 choice_schema!(MatchRole, SortOrder, Scope);
 
+/// How a tool call touched a file, in results: `read`, `edit` or `write` (its serde form).
+impl JsonSchema for FileOp {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        "operation".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let words: Vec<serde_json::Value> = [FileOp::Read, FileOp::Edit, FileOp::Write]
+            .iter()
+            .map(|op| op.as_str().into())
+            .collect();
+        string_enum(words)
+    }
+}
+
 /// A `source` argument: a transcript format's name. Its schema's `enum` is the registered
 /// formats; [`crate::server::tools::check_source`] checks it against the same registry.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -130,14 +155,12 @@ impl JsonSchema for SourceName {
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        let names: Vec<serde_json::Value> = crate::transcript::ADAPTERS
-            .iter()
-            .map(|a| a.name().into())
-            .collect();
-        let mut obj = serde_json::Map::new();
-        obj.insert("type".into(), "string".into());
-        obj.insert("enum".into(), names.into());
-        Schema::from(obj)
+        string_enum(
+            crate::transcript::ADAPTERS
+                .iter()
+                .map(|a| a.name().into())
+                .collect(),
+        )
     }
 }
 

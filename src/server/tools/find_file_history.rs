@@ -8,6 +8,7 @@ use crate::index::facts;
 use crate::server::choice;
 use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
+use crate::transcript::FileOp;
 use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -46,9 +47,9 @@ pub struct FileTouchOut {
     /// The path as the tool call gave it.
     pub path: String,
     /// The strongest operation in that turn (write > edit > read).
-    pub operation: Operation,
+    pub operation: FileOp,
     /// Every operation on the path in that turn.
-    pub operations: Vec<Operation>,
+    pub operations: Vec<FileOp>,
     pub session_id: String,
     pub source: String,
     pub project: String,
@@ -59,27 +60,6 @@ pub struct FileTouchOut {
     pub turn_number: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_session_id: Option<String>,
-}
-
-/// How a turn touched a file: its schema's `enum` is these words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-#[serde(rename_all = "lowercase")]
-pub enum Operation {
-    Read,
-    Edit,
-    Write,
-}
-
-impl Operation {
-    /// The operation of a segment's file reference ([`facts::OP_READ`], …).
-    pub fn of(op: u8) -> Self {
-        match op {
-            facts::OP_READ => Operation::Read,
-            facts::OP_EDIT => Operation::Edit,
-            _ => Operation::Write,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -121,8 +101,8 @@ pub fn run(snap: &Snapshot, p: FileHistoryParams) -> Result<FileHistoryResponse,
         .into_iter()
         .map(|t| FileTouchOut {
             path: t.path,
-            operation: Operation::of(*t.ops.iter().max().unwrap_or(&facts::OP_READ)),
-            operations: t.ops.iter().map(|&o| Operation::of(o)).collect(),
+            operation: facts::op(*t.ops.iter().max().unwrap_or(&facts::OP_READ)),
+            operations: t.ops.iter().map(|&o| facts::op(o)).collect(),
             session_id: t.conv.id.clone(),
             source: t.conv.source().to_owned(),
             project: t.project,
