@@ -2,7 +2,8 @@
 //! per type ([`Choice::WORDS`]) gives both the `enum` of the argument's JSON schema and the
 //! check of a value, so the schema and the check cannot differ. A value is read trimmed and
 //! case-blind; an empty one means what it always meant ([`Choice::EMPTY`]); a wrong one is
-//! refused naming the argument and its words. A `source` argument ([`SourceName`]) lists the
+//! refused naming the argument and its words (the whole error answer: see
+//! [`super::toolset::invoke`]). A `source` argument ([`SourceName`]) lists the
 //! registered formats the same way, and a result's file operation is the transcript's own
 //! [`FileOp`] with its words as the schema's `enum`.
 use crate::corpus::project::Scope;
@@ -67,7 +68,7 @@ pub fn read<T: Choice>(value: &str) -> Result<Option<T>, String> {
     match T::WORDS.iter().find(|(w, _)| *w == v) {
         Some((_, t)) => Ok(Some(*t)),
         None => Err(format!(
-            "`{}` must be {} (got `{v}`)",
+            "`{}` must be {} (got `{v}`).",
             T::FIELD,
             listed::<T>()
         )),
@@ -206,16 +207,31 @@ mod tests {
     fn a_wrong_word_names_the_argument_and_its_words() {
         assert_eq!(
             args(json!({"role": "Both"})).unwrap_err(),
-            "`role` must be `user` or `assistant` (got `both`)"
+            "`role` must be `user` or `assistant` (got `both`)."
         );
         assert_eq!(
             args(json!({"sort": "newest"})).unwrap_err(),
-            "`sort` must be `relevance` or `recent` (got `newest`)"
+            "`sort` must be `relevance` or `recent` (got `newest`)."
         );
         assert_eq!(
             args(json!({"scope": "mine"})).unwrap_err(),
-            "`scope` must be `project` or `all` (got `mine`)"
+            "`scope` must be `project` or `all` (got `mine`)."
         );
+    }
+
+    #[test]
+    fn a_wrong_word_is_the_whole_error_answer() {
+        let call = |v: Value| {
+            let args = v.as_object().cloned().unwrap_or_default();
+            crate::server::toolset::invoke(None, args, |_: Args| Ok(())).map_err(|e| e.0)
+        };
+        assert_eq!(
+            call(json!({"scope": "Mine"})).unwrap_err(),
+            "`scope` must be `project` or `all` (got `mine`)."
+        );
+        let other = call(json!({"sort": 5})).unwrap_err();
+        assert!(other.starts_with("Invalid arguments: "), "{other}");
+        assert!(call(json!({"sort": "recent"})).is_ok());
     }
 
     #[test]

@@ -79,9 +79,16 @@ where
         check_arg_types(&mut args, schema)?;
     }
     let params: P = serde_json::from_value(Value::Object(args)).map_err(|e| {
-        ToolError::new(format!(
-            "Invalid arguments: {e}. Check the tool's input schema."
-        ))
+        let msg = e.to_string();
+        if msg.starts_with('`') {
+            // a check that names its argument and what it takes (`server::choice`) says it
+            // all; serde's own messages never start with a backtick
+            ToolError::new(msg)
+        } else {
+            ToolError::new(format!(
+                "Invalid arguments: {e}. Check the tool's input schema."
+            ))
+        }
     })?;
     serde_json::to_value(f(params)?).map_err(|e| ToolError::new(format!("internal error: {e}")))
 }
