@@ -125,6 +125,19 @@
 //!   itself creates `-shm` files beside a live database even read-only, or ignores its
 //!   write-ahead log with `immutable=1`.
 //!
+//! # Conventions
+//!
+//! - **One concept per file**, each opening with a `//!` line that says what it owns; a type's
+//!   methods live with the type. A function longer than about 80 lines says why in its comment
+//!   (one hot loop, one state machine).
+//! - **Nothing is `pub` that nothing outside needs**: the modules are private, the crate root
+//!   re-exports the few items `src/main.rs` and the black-box tests use, every other item is
+//!   `pub(crate)` at most (`unreachable_pub` warns otherwise), so rustc reports dead code.
+//!   `cargo doc --document-private-items --open` renders every module.
+//! - **One word per idea** across code, flags and docs: the *store* is the durable history, the
+//!   *cache* the persistent index, a *turn* one prompt and its reply, a *conversation* a session
+//!   or a sub-agent's run.
+//!
 //! # Unsafe code
 //!
 //! `unsafe_code` is denied crate-wide (`Cargo.toml`); the modules that allow it, each use with
@@ -133,19 +146,26 @@
 //! (huge-page maps, prefetch, glibc's `malloc_trim`), `util::json_bitmap` (SSE2 intrinsics finding a
 //! JSON string's special bytes) and `util::libc_mem` (the static binary's own `memcpy` family).
 #![deny(clippy::print_stdout)]
+#![warn(unreachable_pub)]
 
-pub mod cache;
-pub mod cli;
-pub mod corpus;
-pub mod index;
-pub mod live;
-pub mod redact;
-pub mod server;
-pub mod store;
-pub mod transcript;
-pub mod util;
+mod cache;
+mod cli;
+mod corpus;
+mod index;
+mod live;
+mod redact;
+mod server;
+mod store;
+mod transcript;
+mod util;
 
 #[cfg(test)]
 mod fn_length;
 #[cfg(test)]
 mod layering;
+
+// The binary (`src/main.rs`) and the black-box tests use only these; every other item is
+// `pub(crate)` at most, so that rustc reports dead code, and `unreachable_pub` keeps it so.
+pub use cli::{Cli, UsageError, run};
+pub use util::huge::hold_freed_memory;
+pub use util::md5_hex;

@@ -1,7 +1,7 @@
 //! Entry point: parse the command line, set up logging on stderr, run.
 #![deny(clippy::print_stdout)]
 use clap::Parser;
-use conversation_search::cli::{self, Cli};
+use conversation_search::{Cli, UsageError};
 use std::process::ExitCode;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
@@ -16,10 +16,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
     // freed memory goes back to the system at once, except while a first build runs
-    conversation_search::util::huge::hold_freed_memory(false);
-    match cli::run(cli) {
+    conversation_search::hold_freed_memory(false);
+    match conversation_search::run(cli) {
         Ok(code) => code,
-        Err(e) if e.is::<cli::UsageError>() => {
+        Err(e) if e.is::<UsageError>() => {
             eprintln!("error: {e}\n\nFor more information, try '--help'.");
             ExitCode::from(2)
         }

@@ -18,27 +18,27 @@ use crate::util::blob::Cursor;
 use crate::util::codec::corrupt;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use xxhash_rust::xxh3::Xxh3Default;
 
-pub mod sharing;
+pub(crate) mod sharing;
 
 /// File magic and layout version; bump the version whenever the layout or anything that
 /// changes indexed content (tokenizer, turn rules) changes.
-pub const MAGIC: &[u8; 8] = b"CSINDEX\0";
-pub const VERSION: u32 = 14;
+pub(crate) const MAGIC: &[u8; 8] = b"CSINDEX\0";
+pub(crate) const VERSION: u32 = 14;
 /// Header bytes (magic, version, key, padding) and trailer bytes (payload checksum, payload
 /// length).
 const HEADER: u64 = 24;
 const TRAILER: u64 = 16;
 /// Bytes of the head section's frame (length, checksum) at the start of the payload.
-pub const HEAD_FRAME: usize = 16;
+pub(crate) const HEAD_FRAME: usize = 16;
 /// Rejected cache files kept aside for a bug report.
-pub const KEEP_REJECTED: usize = 3;
+pub(crate) const KEEP_REJECTED: usize = 3;
 
 /// Where the cache lives and which file belongs to this configuration.
 #[derive(Debug, Clone)]
-pub struct Cache {
+pub(crate) struct Cache {
     pub dir: PathBuf,
     /// Checked against the file's header: the configuration and how its content was made.
     pub key: u64,
@@ -54,7 +54,7 @@ pub struct Cache {
 
 /// The default cache directory: `$XDG_CACHE_HOME/conversation-search`, else
 /// `~/.cache/conversation-search`.
-pub fn default_dir() -> Option<PathBuf> {
+pub(crate) fn default_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -69,7 +69,7 @@ pub fn default_dir() -> Option<PathBuf> {
 impl Cache {
     /// The cache of the corpus configuration described by `config` (opaque bytes; two
     /// configurations must give different bytes).
-    pub fn new(dir: PathBuf, config: &[u8]) -> Self {
+    pub(crate) fn new(dir: PathBuf, config: &[u8]) -> Self {
         let mut h = Xxh3Default::new();
         h.update(&VERSION.to_le_bytes());
         h.update(format!("{:?}", TokenizerConfig::current()).as_bytes());
@@ -87,7 +87,7 @@ impl Cache {
     /// The same cache file, trusted only when its content was made by `content` (opaque bytes,
     /// e.g. the redaction rules in force). A file made otherwise is rejected on open and
     /// overwritten by the next write, so nothing it held outlives the change.
-    pub fn with_content(mut self, content: &[u8]) -> Self {
+    pub(crate) fn with_content(mut self, content: &[u8]) -> Self {
         let mut h = Xxh3Default::new();
         h.update(&self.name.to_le_bytes());
         h.update(content);
@@ -97,7 +97,7 @@ impl Cache {
     }
 
     /// The same cache, shared only with servers that give the same `store` bytes.
-    pub fn with_sharing(mut self, store: &[u8]) -> Self {
+    pub(crate) fn with_sharing(mut self, store: &[u8]) -> Self {
         let mut h = Xxh3Default::new();
         h.update(&self.key.to_le_bytes());
         h.update(store);
@@ -105,7 +105,7 @@ impl Cache {
         self
     }
 
-    pub fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         match self.delta {
             Some((chain, seq)) => self.gens_dir().join(sharing::delta_name(chain, seq)),
             None => self.dir.join(format!("index-{:016x}.bin", self.name)),
@@ -119,7 +119,7 @@ impl Cache {
     /// the same pass as it decodes (and installs nothing before it matched), with every length
     /// bounded by what is left of the payload. `Ok(None)` when there is none. Anything but a
     /// regular file is refused without being opened (opening a FIFO for reading would block).
-    pub fn open(&self) -> io::Result<Option<(Cursor, u64)>> {
+    pub(crate) fn open(&self) -> io::Result<Option<(Cursor, u64)>> {
         let Some((r, _)) = self.open_checked_header()? else {
             return Ok(None);
         };
@@ -133,7 +133,7 @@ impl Cache {
     /// Reads the head section alone, verified against its own checksum (and the file's length
     /// against its trailer) before it is returned; the rest of the payload is not read.
     /// `Ok(None)` when there is no cache file.
-    pub fn open_head(&self) -> io::Result<Option<Vec<u8>>> {
+    pub(crate) fn open_head(&self) -> io::Result<Option<Vec<u8>>> {
         let Some((mut r, len)) = self.open_checked_header()? else {
             return Ok(None);
         };
@@ -214,7 +214,7 @@ impl Cache {
     /// Moves a rejected cache file aside as `<name>.corrupt-<epoch ms>` (kept for a bug
     /// report; only the newest [`KEEP_REJECTED`] are kept) so the next start does not trip on
     /// it again. Returns where it went.
-    pub fn move_aside(&self) -> io::Result<PathBuf> {
+    pub(crate) fn move_aside(&self) -> io::Result<PathBuf> {
         let path = self.path();
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         let prefix = format!("{name}.corrupt-");
@@ -237,7 +237,7 @@ impl Cache {
 
     /// Writes a new cache file atomically: `body` writes the payload into a temporary file
     /// (unique to this process and call) that replaces the cache file once complete.
-    pub fn write(
+    pub(crate) fn write(
         &self,
         body: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
     ) -> io::Result<u64> {
@@ -269,7 +269,7 @@ impl Cache {
     }
 
     /// Removes temporary files left by writers that died (older than an hour).
-    pub fn sweep(&self) {
+    pub(crate) fn sweep(&self) {
         let Ok(entries) = fs::read_dir(&self.dir) else {
             return;
         };
@@ -288,7 +288,7 @@ impl Cache {
 
 /// Checks the trailer that follows a payload read with checksum `sum` and length `payload`,
 /// and that nothing follows it.
-pub fn check_trailer(r: &mut impl Read, sum: u64, payload: u64) -> io::Result<()> {
+pub(crate) fn check_trailer(r: &mut impl Read, sum: u64, payload: u64) -> io::Result<()> {
     let mut trailer = [0u8; TRAILER as usize];
     r.read_exact(&mut trailer)
         .map_err(|_| corrupt("truncated file"))?;
@@ -307,7 +307,7 @@ pub fn check_trailer(r: &mut impl Read, sum: u64, payload: u64) -> io::Result<()
 }
 
 /// The frame written before a head section of `head`'s bytes: its length and checksum.
-pub fn head_frame(head: &[u8]) -> [u8; HEAD_FRAME] {
+pub(crate) fn head_frame(head: &[u8]) -> [u8; HEAD_FRAME] {
     let mut out = [0u8; HEAD_FRAME];
     out[..8].copy_from_slice(&(head.len() as u64).to_le_bytes());
     out[8..].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(head).to_le_bytes());
@@ -315,13 +315,13 @@ pub fn head_frame(head: &[u8]) -> [u8; HEAD_FRAME] {
 }
 
 /// A head frame's (length, checksum).
-pub fn split_frame(frame: &[u8; HEAD_FRAME]) -> (u64, u64) {
+pub(crate) fn split_frame(frame: &[u8; HEAD_FRAME]) -> (u64, u64) {
     let word = |i: usize| u64::from_le_bytes(frame[i..i + 8].try_into().unwrap_or_default());
     (word(0), word(8))
 }
 
 /// Checks a head section read back (after a whole-file [`Cache::open`]) against its frame.
-pub fn check_head(frame: &[u8; HEAD_FRAME], head: &[u8]) -> io::Result<()> {
+pub(crate) fn check_head(frame: &[u8; HEAD_FRAME], head: &[u8]) -> io::Result<()> {
     if split_frame(frame) != split_frame(&head_frame(head)) {
         return Err(corrupt("head checksum mismatch"));
     }
@@ -330,7 +330,7 @@ pub fn check_head(frame: &[u8; HEAD_FRAME], head: &[u8]) -> io::Result<()> {
 
 /// How the first build began.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum CacheStart {
+pub(crate) enum CacheStart {
     /// The first build has not got that far yet.
     #[default]
     Pending,
@@ -345,7 +345,7 @@ pub enum CacheStart {
 }
 
 impl CacheStart {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CacheStart::Pending => "pending",
             CacheStart::Disabled => "disabled",
@@ -358,7 +358,7 @@ impl CacheStart {
 
 /// What the persistent index did in this process, for `index_status`.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CacheReport {
+pub(crate) struct CacheReport {
     /// The cache file; `None` when the cache is disabled (`--no-cache`, no home directory).
     pub path: Option<PathBuf>,
     /// How the first build began.
@@ -374,9 +374,4 @@ pub struct CacheReport {
     pub writes: u64,
     /// The last write's error, cleared by the next successful write.
     pub write_error: Option<String>,
-}
-
-/// Size of the cache file on disk, if any.
-pub fn file_size(path: &Path) -> Option<u64> {
-    fs::metadata(path).ok().map(|m| m.len())
 }

@@ -15,10 +15,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// A delta covered by the base stays this long for followers still reading older ones.
-pub const KEEP_COVERED: Duration = Duration::from_secs(120);
+pub(crate) const KEEP_COVERED: Duration = Duration::from_secs(120);
 
 /// File name of the delta that makes generation `seq` of `chain`.
-pub fn delta_name(chain: u64, seq: u64) -> String {
+pub(crate) fn delta_name(chain: u64, seq: u64) -> String {
     format!("{chain:016x}-{seq:016x}.bin")
 }
 
@@ -33,12 +33,12 @@ fn parse_name(name: &str) -> Option<(u64, u64)> {
 
 /// Where the base file is now, to notice when it is replaced (device, inode, size, mtime).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BaseStamp(u64, u64, u64, i128);
+pub(crate) struct BaseStamp(u64, u64, u64, i128);
 
 impl Cache {
     /// The directory of this configuration's generations (named by the key and store:
     /// servers whose content differs, e.g. another version, never follow each other).
-    pub fn gens_dir(&self) -> PathBuf {
+    pub(crate) fn gens_dir(&self) -> PathBuf {
         self.dir.join(format!(
             "index-{:016x}-{:016x}.gen",
             self.name, self.sharing
@@ -46,7 +46,7 @@ impl Cache {
     }
 
     /// The delta file of generation `seq` of `chain`.
-    pub fn delta(&self, chain: u64, seq: u64) -> Cache {
+    pub(crate) fn delta(&self, chain: u64, seq: u64) -> Cache {
         Cache {
             delta: Some((chain, seq)),
             ..self.clone()
@@ -56,7 +56,7 @@ impl Cache {
     /// Takes this configuration's writer lock if no other server holds it (`Ok(None)` then).
     /// Held for as long as the returned file is open; released by the kernel when the process
     /// dies however it dies.
-    pub fn try_lock_writer(&self) -> io::Result<Option<File>> {
+    pub(crate) fn try_lock_writer(&self) -> io::Result<Option<File>> {
         let dir = self.gens_dir();
         fs::create_dir_all(&dir)?;
         try_lock(&dir)
@@ -65,7 +65,7 @@ impl Cache {
     /// Removes the generations of this cache file's other configurations (other redaction
     /// rules, another store, an older version) that no server uses now: their text must not
     /// outlive the configuration that wrote it. Only a writer calls this.
-    pub fn sweep_other_gens(&self) {
+    pub(crate) fn sweep_other_gens(&self) {
         let prefix = format!("index-{:016x}-", self.name);
         let mine = self.gens_dir();
         let Ok(entries) = fs::read_dir(&self.dir) else {
@@ -86,7 +86,7 @@ impl Cache {
     }
 
     /// The base file's identity now (`None` when there is none).
-    pub fn base_stamp(&self) -> Option<BaseStamp> {
+    pub(crate) fn base_stamp(&self) -> Option<BaseStamp> {
         use std::os::unix::fs::MetadataExt;
         let m = fs::metadata(self.path()).ok()?;
         let mtime = i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec());
@@ -96,7 +96,7 @@ impl Cache {
     /// The (sharing, chain, sequence) the base file says it holds, read without verifying
     /// the file (a hint: whoever acts on it loads and verifies the whole file). They are the
     /// head's first three words.
-    pub fn peek_base_generation(&self) -> Option<(u64, u64, u64)> {
+    pub(crate) fn peek_base_generation(&self) -> Option<(u64, u64, u64)> {
         let mut f = File::open(self.path()).ok()?;
         f.seek(SeekFrom::Start(HEADER + HEAD_FRAME as u64)).ok()?;
         let mut words = [0u8; 24];
@@ -106,13 +106,13 @@ impl Cache {
     }
 
     /// Whether the delta of generation `seq` of `chain` exists.
-    pub fn has_delta(&self, chain: u64, seq: u64) -> bool {
+    pub(crate) fn has_delta(&self, chain: u64, seq: u64) -> bool {
         self.delta(chain, seq).path().is_file()
     }
 
     /// Removes deltas no follower needs: those of other chains and those the base covers
     /// (`seq <= covered`), once older than [`KEEP_COVERED`]. Only the writer calls this.
-    pub fn prune_deltas(&self, chain: u64, covered: u64) {
+    pub(crate) fn prune_deltas(&self, chain: u64, covered: u64) {
         let Ok(entries) = fs::read_dir(self.gens_dir()) else {
             return;
         };

@@ -11,7 +11,7 @@ use clap::CommandFactory;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-pub fn search(mode: Mode, snap: &Snapshot, args: SearchArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn search(mode: Mode, snap: &Snapshot, args: SearchArgs) -> anyhow::Result<ExitCode> {
     let params = tools::search::SearchParams {
         query: args.query,
         limit: Some(args.limit),
@@ -25,7 +25,7 @@ pub fn search(mode: Mode, snap: &Snapshot, args: SearchArgs) -> anyhow::Result<E
     Ok(output::emit(result, mode, human::search))
 }
 
-pub fn list(mode: Mode, snap: &Snapshot, args: ListArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn list(mode: Mode, snap: &Snapshot, args: ListArgs) -> anyhow::Result<ExitCode> {
     let params = tools::list::ListParams {
         project: args.project,
         source: args.source.map(SourceName),
@@ -38,7 +38,7 @@ pub fn list(mode: Mode, snap: &Snapshot, args: ListArgs) -> anyhow::Result<ExitC
 }
 
 /// `show SESSION [TURN]`: `read_turn` or `read_conversation`.
-pub fn show(mode: Mode, snap: &Snapshot, args: ShowArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn show(mode: Mode, snap: &Snapshot, args: ShowArgs) -> anyhow::Result<ExitCode> {
     Ok(match args.turn {
         Some(turn) => {
             let params = tools::read_turn::ReadTurnParams {
@@ -67,7 +67,7 @@ pub fn show(mode: Mode, snap: &Snapshot, args: ShowArgs) -> anyhow::Result<ExitC
 }
 
 /// `status`: what `index_status` says.
-pub fn status(mode: Mode, shared: &Shared) -> anyhow::Result<ExitCode> {
+pub(crate) fn status(mode: Mode, shared: &Shared) -> anyhow::Result<ExitCode> {
     let live = crate::live::LiveStatus::default();
     let params = tools::index_status::StatusParams {
         max_chars: Some(tools::budget::HARD_CAP as i64),
@@ -82,7 +82,7 @@ pub fn status(mode: Mode, shared: &Shared) -> anyhow::Result<ExitCode> {
 /// `context`: the `recent_context` digest as Markdown or as a SessionStart hook's JSON; the
 /// budget applies to the digest's text. `load` gives the index the `n` sessions of a scope need
 /// (called once the arguments are valid).
-pub fn context(
+pub(super) fn context(
     args: ContextArgs,
     load: impl FnOnce(Scope, usize) -> anyhow::Result<Arc<Shared>>,
 ) -> anyhow::Result<ExitCode> {
@@ -109,7 +109,7 @@ pub fn context(
 }
 
 /// `completions SHELL`.
-pub fn completions(shell: clap_complete::Shell) -> ExitCode {
+pub(super) fn completions(shell: clap_complete::Shell) -> ExitCode {
     let mut cmd = Cli::command();
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut cmd, "conversation-search", &mut buf);
@@ -120,7 +120,7 @@ pub fn completions(shell: clap_complete::Shell) -> ExitCode {
 }
 
 /// `man`: the man page, from the clap definitions.
-pub fn man() -> anyhow::Result<ExitCode> {
+pub(super) fn man() -> anyhow::Result<ExitCode> {
     let mut buf = Vec::new();
     clap_mangen::Man::new(Cli::command()).render(&mut buf)?;
     output::write_bytes(&buf)?;

@@ -51,7 +51,7 @@ fn partial(file: &Path) -> PathBuf {
 }
 
 /// `export`.
-pub fn export(global: &GlobalArgs, args: &ExportArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn export(global: &GlobalArgs, args: &ExportArgs) -> anyhow::Result<ExitCode> {
     let selectors = args.select.selectors(global)?;
     let form = match args.format {
         ExportFormat::Jsonl => Form::Lines,
@@ -104,7 +104,7 @@ pub fn export(global: &GlobalArgs, args: &ExportArgs) -> anyhow::Result<ExitCode
 }
 
 /// `import FILE`.
-pub fn import(global: &GlobalArgs, args: &ImportArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn import(global: &GlobalArgs, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let name = args.file.display().to_string();
     let result = store_dir(global).and_then(|dir| {
         let run = |input: &mut dyn std::io::BufRead| {

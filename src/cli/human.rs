@@ -32,7 +32,7 @@ impl ColorChoice {
 
 /// ANSI styling, or none.
 #[derive(Debug, Clone, Copy)]
-pub struct Paint {
+pub(crate) struct Paint {
     pub on: bool,
 }
 
@@ -44,26 +44,26 @@ impl Paint {
             s.to_owned()
         }
     }
-    pub fn bold(self, s: &str) -> String {
+    pub(crate) fn bold(self, s: &str) -> String {
         self.wrap("1", s)
     }
-    pub fn dim(self, s: &str) -> String {
+    pub(crate) fn dim(self, s: &str) -> String {
         self.wrap("2", s)
     }
-    pub fn cyan(self, s: &str) -> String {
+    pub(crate) fn cyan(self, s: &str) -> String {
         self.wrap("36", s)
     }
-    pub fn green(self, s: &str) -> String {
+    pub(crate) fn green(self, s: &str) -> String {
         self.wrap("32", s)
     }
     /// A match: bold yellow.
-    pub fn hit(self, s: &str) -> String {
+    pub(crate) fn hit(self, s: &str) -> String {
         self.wrap("1;33", s)
     }
 }
 
 /// The words to highlight from a result's matched terms (`"a phrase"`, `prefix*`, `word`).
-pub fn highlight_words(terms: &[String]) -> Vec<String> {
+pub(crate) fn highlight_words(terms: &[String]) -> Vec<String> {
     let mut words: Vec<String> = terms
         .iter()
         .flat_map(|t| {
@@ -82,7 +82,7 @@ pub fn highlight_words(terms: &[String]) -> Vec<String> {
 }
 
 /// `text` with every case-insensitive occurrence of `words` highlighted.
-pub fn highlight(text: &str, words: &[String], paint: Paint) -> String {
+pub(crate) fn highlight(text: &str, words: &[String], paint: Paint) -> String {
     if !paint.on || words.is_empty() {
         return text.to_owned();
     }
@@ -128,7 +128,7 @@ fn mark(this_project: bool, paint: Paint) -> String {
 }
 
 /// One block per hit: `project · session · turn · date`, then the snippet.
-pub fn search(r: &SearchResponse, paint: Paint) -> String {
+pub(crate) fn search(r: &SearchResponse, paint: Paint) -> String {
     let mut out = String::new();
     if r.results.is_empty() {
         let _ = writeln!(out, "No match for {}.", paint.bold(&r.query));
@@ -175,7 +175,7 @@ pub fn search(r: &SearchResponse, paint: Paint) -> String {
 }
 
 /// One block per session: `project · session · dates · turns`, then its summary.
-pub fn list(r: &ListResponse, paint: Paint) -> String {
+pub(crate) fn list(r: &ListResponse, paint: Paint) -> String {
     let mut out = String::new();
     for c in &r.conversations {
         let _ = writeln!(
@@ -208,7 +208,7 @@ pub fn list(r: &ListResponse, paint: Paint) -> String {
 }
 
 /// A turn: header, prompt, reply and the tools it used.
-pub fn turn(t: &TurnOut, paint: Paint) -> String {
+pub(crate) fn turn(t: &TurnOut, paint: Paint) -> String {
     let mut out = format!(
         "{} · turn {} · {}\n",
         paint.bold(&t.session_id),
@@ -253,7 +253,7 @@ pub fn turn(t: &TurnOut, paint: Paint) -> String {
 }
 
 /// A conversation: a header, then its turns.
-pub fn conversation(c: &ConversationOut, paint: Paint) -> String {
+pub(crate) fn conversation(c: &ConversationOut, paint: Paint) -> String {
     let mut out = format!(
         "{} · {} · {} turns{}\n\n",
         paint.cyan(&c.project),
@@ -279,7 +279,7 @@ pub fn conversation(c: &ConversationOut, paint: Paint) -> String {
 }
 
 /// A JSON object as `key: value` lines, nested objects indented, lists of objects as blocks.
-pub fn fields(v: &serde_json::Value, paint: Paint) -> String {
+pub(crate) fn fields(v: &serde_json::Value, paint: Paint) -> String {
     let mut out = String::new();
     write_fields(&mut out, v, 0, paint);
     out

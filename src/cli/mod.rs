@@ -3,13 +3,13 @@
 //! shell completions and the man page. How the options resolve (index roots, the project, the
 //! cache, the store) is [`settings`], done once per command.
 mod commands;
-pub mod export;
-pub mod human;
-pub mod output;
+pub(crate) mod export;
+pub(crate) mod human;
+pub(crate) mod output;
 mod progress;
-pub mod settings;
-pub mod sources;
-pub mod store;
+pub(crate) mod settings;
+pub(crate) mod sources;
+pub(crate) mod store;
 
 use crate::corpus::Shared;
 use crate::corpus::project::Scope;

@@ -10,13 +10,13 @@ use std::process::ExitCode;
 
 /// How a command prints its result.
 #[derive(Debug, Clone, Copy)]
-pub enum Mode {
+pub(crate) enum Mode {
     Json,
     Human(Paint),
 }
 
 /// Prints a tool result as pretty JSON (errors as `{"error": "..."}`, exit code 1).
-pub fn print_result<T: Serialize>(result: Result<T, ToolError>) -> ExitCode {
+pub(crate) fn print_result<T: Serialize>(result: Result<T, ToolError>) -> ExitCode {
     match result {
         Ok(value) => match serde_json::to_string_pretty(&value) {
             Ok(text) => {
@@ -37,7 +37,7 @@ pub fn print_result<T: Serialize>(result: Result<T, ToolError>) -> ExitCode {
 
 /// Prints a tool result in `mode`: JSON exactly as [`print_result`], or `render`'s text (an
 /// error then goes to stderr as `error: ...`, exit code 1).
-pub fn emit<T: Serialize>(
+pub(crate) fn emit<T: Serialize>(
     result: Result<T, ToolError>,
     mode: Mode,
     render: impl FnOnce(&T, Paint) -> String,
@@ -53,7 +53,7 @@ pub fn emit<T: Serialize>(
 }
 
 /// Prints text as is (a closed pipe is not an error).
-pub fn print_text(text: &str) -> ExitCode {
+pub(crate) fn print_text(text: &str) -> ExitCode {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
@@ -61,13 +61,13 @@ pub fn print_text(text: &str) -> ExitCode {
 }
 
 /// Writes bytes to stdout (completion scripts, the man page).
-pub fn write_bytes(bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_bytes(bytes: &[u8]) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(bytes)?;
     out.flush()
 }
 
 /// Stdout for a command whose output is data (`export`), buffered.
-pub fn data_out() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
+pub(crate) fn data_out() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
     std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock())
 }

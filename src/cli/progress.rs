@@ -13,14 +13,14 @@ const DELAY: Duration = Duration::from_secs(1);
 const TICK: Duration = Duration::from_millis(100);
 
 /// A running bar (or nothing, off a terminal).
-pub struct Bar {
+pub(super) struct Bar {
     done: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Bar {
     /// Starts watching `shared`'s build progress.
-    pub fn start(shared: Arc<Shared>) -> Self {
+    pub(super) fn start(shared: Arc<Shared>) -> Self {
         let done = Arc::new(AtomicBool::new(false));
         if !std::io::stderr().is_terminal() {
             return Self { done, thread: None };
@@ -34,7 +34,7 @@ impl Bar {
     }
 
     /// Stops and clears the bar.
-    pub fn finish(mut self) {
+    pub(super) fn finish(mut self) {
         self.done.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
             let _ = t.join();

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// What an indexing command runs with, resolved once.
-pub struct Settings {
+pub(crate) struct Settings {
     /// The transcript directories indexed.
     pub roots: Vec<Root>,
     /// The project the server works for.
@@ -36,7 +36,7 @@ pub struct Settings {
 impl Settings {
     /// Resolves `global` for the roots `pattern` selects (a glob over project directory names;
     /// none: all). Fails on `--source` arguments that name nothing usable.
-    pub fn resolve(global: &GlobalArgs, pattern: Option<&str>) -> anyhow::Result<Settings> {
+    pub(crate) fn resolve(global: &GlobalArgs, pattern: Option<&str>) -> anyhow::Result<Settings> {
         let roots = roots(global, pattern)?;
         let store = store_config(global);
         let cache = cache_for(global, &roots, store.as_ref());
@@ -51,7 +51,7 @@ impl Settings {
     }
 
     /// An empty index over these roots for this project, which a writer fills.
-    pub fn shared(&self) -> Arc<Shared> {
+    pub(crate) fn shared(&self) -> Arc<Shared> {
         Shared::new(Snapshot {
             roots: Arc::new(self.roots.clone()),
             project: Arc::clone(&self.project),
@@ -61,7 +61,7 @@ impl Settings {
 
     /// A one-shot command's writer of `shared`, the store opened (it stores what it reads and
     /// shows conversations only the store holds).
-    pub fn writer(&self, shared: &Arc<Shared>) -> Writer {
+    pub(crate) fn writer(&self, shared: &Arc<Shared>) -> Writer {
         let mut writer = Writer::new(self.roots.clone(), Arc::clone(shared));
         if let Some(cfg) = &self.store {
             writer.open_store(cfg);
@@ -71,13 +71,13 @@ impl Settings {
 }
 
 /// The data directory: `--data-dir`, else the default.
-pub fn data_dir(global: &GlobalArgs) -> Option<PathBuf> {
+pub(crate) fn data_dir(global: &GlobalArgs) -> Option<PathBuf> {
     global.data_dir.clone().or_else(crate::store::default_dir)
 }
 
 /// The data directory of a store command (`forget`, `store status`, `export`, `import`), or
 /// what to pass when there is none.
-pub fn store_dir(global: &GlobalArgs) -> Result<PathBuf, ToolError> {
+pub(crate) fn store_dir(global: &GlobalArgs) -> Result<PathBuf, ToolError> {
     data_dir(global)
         .ok_or_else(|| ToolError::new("no data directory: HOME is not set; pass --data-dir DIR"))
 }

@@ -12,10 +12,10 @@ pub struct SourceArg {
 }
 
 /// `--source auto`: every agent whose default location exists.
-pub const AUTO: &str = "auto";
+pub(crate) const AUTO: &str = "auto";
 
 /// Parses `FORMAT`, `FORMAT:PATH` or `auto` (clap value parser; errors exit with status 2).
-pub fn parse_source(s: &str) -> Result<SourceArg, String> {
+pub(crate) fn parse_source(s: &str) -> Result<SourceArg, String> {
     let (name, path) = match s.split_once(':') {
         Some((n, p)) => (n, Some(p)),
         None => (s, None),
@@ -62,7 +62,7 @@ fn expand_home(p: &str) -> PathBuf {
 
 /// The default format's directory (Claude Code's projects directory): the flag, else the
 /// format's own default (`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`).
-pub fn projects_dir(flag: Option<&Path>) -> Result<PathBuf, String> {
+pub(crate) fn projects_dir(flag: Option<&Path>) -> Result<PathBuf, String> {
     if let Some(dir) = flag {
         return Ok(dir.to_owned());
     }
@@ -88,7 +88,7 @@ fn default_dirs(a: &dyn Adapter, projects: Option<&Path>) -> Result<Vec<PathBuf>
 /// Index roots for the given sources: without `--source`, the default format (Claude Code)
 /// under the projects directory only. `pattern` filters the groups of formats that have them
 /// (Claude Code project directories).
-pub fn roots(
+pub(crate) fn roots(
     sources: &[SourceArg],
     projects: Option<&Path>,
     pattern: &str,

@@ -82,7 +82,7 @@ fn selector(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<Selector> 
 }
 
 /// `forget`.
-pub fn forget(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn forget(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<ExitCode> {
     let sel = selector(global, args)?;
     let result = store_dir(global).and_then(|dir| {
         admin::forget(&dir, &sel, args.yes).map_err(|e| ToolError::new(e.to_string()))
@@ -96,7 +96,7 @@ pub fn forget(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<ExitCode
 }
 
 /// `store status`.
-pub fn run(global: &GlobalArgs, args: &StoreArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(global: &GlobalArgs, args: &StoreArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         StoreCommand::Status => {
             Ok(output::print_result(store_dir(global).and_then(|dir| {

@@ -9,7 +9,7 @@ use crate::transcript::{ToolKind, Turn};
 
 /// The text of a turn's tools field: tool names (sorted, unique), files touched and commands
 /// run (see [`crate::index::facts`]).
-pub fn tools_field(turn: &Turn) -> String {
+pub(crate) fn tools_field(turn: &Turn) -> String {
     let names = turn.tool_names();
     let files = turn
         .tools

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 /// Filters of `list_conversations`.
 #[derive(Debug, Clone, Default)]
-pub struct ListRange<'a> {
+pub(crate) struct ListRange<'a> {
     pub project: Option<&'a str>,
     pub source: Option<&'a str>,
     /// Sessions active at or after (last timestamp).
@@ -23,7 +23,7 @@ pub struct ListRange<'a> {
 
 /// One row of `list_conversations`.
 #[derive(Debug, Clone)]
-pub struct Listed {
+pub(crate) struct Listed {
     pub conv: Arc<Conversation>,
     pub project: String,
     pub this_project: bool,
@@ -32,7 +32,7 @@ pub struct Listed {
 
 /// One row of `find_file_history`.
 #[derive(Debug, Clone)]
-pub struct FileTouch {
+pub(crate) struct FileTouch {
     pub conv: Arc<Conversation>,
     pub project: String,
     pub this_project: bool,
@@ -45,7 +45,7 @@ pub struct FileTouch {
 
 /// Why turns could not be read back from their file.
 #[derive(Debug, thiserror::Error)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     #[error(
         "cannot read `{path}`: {source}; the file may have been moved or deleted, try again after the index catches up"
     )]
@@ -68,7 +68,7 @@ pub enum ReadError {
 impl Snapshot {
     /// Turns whose tool calls read or changed a path containing `needle` (case-insensitive),
     /// newest first. Returns the total and one page.
-    pub fn file_history(
+    pub(crate) fn file_history(
         &self,
         needle: &str,
         since: Option<i64>,
@@ -137,7 +137,12 @@ impl Snapshot {
     }
 
     /// Main sessions, newest activity first, with their sub-agent counts.
-    pub fn list(&self, range: &ListRange, offset: usize, limit: usize) -> (usize, Vec<Listed>) {
+    pub(crate) fn list(
+        &self,
+        range: &ListRange,
+        offset: usize,
+        limit: usize,
+    ) -> (usize, Vec<Listed>) {
         let mut subagents: FxHashMap<&str, usize> = FxHashMap::default();
         for c in self.catalog.iter().filter(|c| c.is_subagent()) {
             if let Some(p) = c.parent.as_deref() {
@@ -190,7 +195,7 @@ impl Snapshot {
 
     /// Turns `from..to` of a conversation at full fidelity: re-read from its transcript, or
     /// from the durable store for turns the transcript no longer holds.
-    pub fn read_turns(
+    pub(crate) fn read_turns(
         &self,
         conv: &Conversation,
         from: u32,

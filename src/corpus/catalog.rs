@@ -7,11 +7,11 @@ use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// Dense numeric id of a conversation inside the index (never reused within a process).
-pub type ConvId = u32;
+pub(crate) type ConvId = u32;
 
 /// One conversation: a main session or a sub-agent transcript.
 #[derive(Debug, Clone)]
-pub struct Conversation {
+pub(crate) struct Conversation {
     pub conv: ConvId,
     /// Public id: the session id, `<parent>/agent-<id>` for sub-agents, `<format>:<id>` for
     /// non-Claude formats.
@@ -38,22 +38,15 @@ pub struct Conversation {
 
 impl Conversation {
     /// Sub-agent transcripts are searchable but not listed as sessions; forks are sessions.
-    pub fn is_subagent(&self) -> bool {
+    pub(crate) fn is_subagent(&self) -> bool {
         matches!(self.file.role, Role::Subagent { .. }) || self.meta.parent_id.is_some()
     }
 
-    pub fn source(&self) -> &'static str {
+    pub(crate) fn source(&self) -> &'static str {
         self.file.format
     }
 
-    pub fn agent_id(&self) -> Option<&str> {
-        match &self.file.role {
-            Role::Subagent { agent_id, .. } => Some(agent_id),
-            Role::Session { .. } => None,
-        }
-    }
-
-    pub fn agent_type(&self) -> Option<&str> {
+    pub(crate) fn agent_type(&self) -> Option<&str> {
         match &self.file.role {
             Role::Subagent {
                 agent_type: Some(t),
@@ -63,7 +56,7 @@ impl Conversation {
         }
     }
 
-    pub fn agent_description(&self) -> Option<&str> {
+    pub(crate) fn agent_description(&self) -> Option<&str> {
         match &self.file.role {
             Role::Subagent {
                 description: Some(d),
@@ -73,13 +66,8 @@ impl Conversation {
         }
     }
 
-    /// Whether turn `n` is read from the durable store rather than the transcript.
-    pub fn from_store(&self, n: u32) -> bool {
-        !self.followed || n >= self.source_turns
-    }
-
     /// Byte range of turns `from..to` in the file.
-    pub fn byte_range(&self, from: u32, to: u32) -> Option<(u64, u64)> {
+    pub(crate) fn byte_range(&self, from: u32, to: u32) -> Option<(u64, u64)> {
         let start = *self.turn_offsets.get(from as usize)?;
         let end = self
             .turn_offsets
@@ -92,7 +80,7 @@ impl Conversation {
 
 /// Conversations by id, shared copy-on-write between snapshots.
 #[derive(Debug, Clone, Default)]
-pub struct Catalog {
+pub(crate) struct Catalog {
     slots: Arc<Vec<Option<Arc<Conversation>>>>,
     by_id: Arc<FxHashMap<String, ConvId>>,
     /// Claude Code project directory names currently matched (sorted), for project naming.
@@ -209,25 +197,25 @@ impl Catalog {
         true
     }
 
-    pub fn get(&self, conv: ConvId) -> Option<&Arc<Conversation>> {
+    pub(crate) fn get(&self, conv: ConvId) -> Option<&Arc<Conversation>> {
         self.slots.get(conv as usize).and_then(Option::as_ref)
     }
 
-    pub fn by_id(&self, id: &str) -> Option<&Arc<Conversation>> {
+    pub(crate) fn by_id(&self, id: &str) -> Option<&Arc<Conversation>> {
         self.by_id.get(id).and_then(|&c| self.get(c))
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<Conversation>> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Arc<Conversation>> {
         self.slots.iter().flatten()
     }
 
-    pub fn groups(&self) -> &[String] {
+    pub(crate) fn groups(&self) -> &[String] {
         &self.groups
     }
 
     /// Inserts or replaces a conversation. Returns the id it was stored under (a colliding
     /// public id from another file gets a `@<group>` suffix).
-    pub fn put(&mut self, mut conv: Conversation) -> String {
+    pub(crate) fn put(&mut self, mut conv: Conversation) -> String {
         let slot = conv.conv as usize;
         if let Some(old) = self.get(conv.conv).cloned() {
             if old.id != conv.id {
@@ -264,7 +252,7 @@ impl Catalog {
 
     /// Conversations that differ from `old`'s (added, replaced or removed), in id order: a
     /// replaced conversation is a new `Arc`, so comparing pointers finds every change.
-    pub fn changed_since(&self, old: &Catalog) -> Vec<ConvId> {
+    pub(crate) fn changed_since(&self, old: &Catalog) -> Vec<ConvId> {
         let n = self.slots.len().max(old.slots.len());
         (0..n)
             .filter(|&i| {
@@ -283,7 +271,7 @@ impl Catalog {
 
     /// Installs another server's conversations as they are (ids already resolved there):
     /// every old id of the changed slots is released first, then the new ones are taken.
-    pub fn replace_exact(&mut self, changes: Vec<(ConvId, Option<Conversation>)>) {
+    pub(crate) fn replace_exact(&mut self, changes: Vec<(ConvId, Option<Conversation>)>) {
         // the id map is shared with published snapshots: it is copied only when an id comes,
         // goes or moves (not when a conversation keeps its id, as on every append)
         let kept = |cat: &Catalog, conv: ConvId, new: &Option<Conversation>| {
@@ -313,7 +301,7 @@ impl Catalog {
         }
     }
 
-    pub fn remove(&mut self, conv: ConvId) {
+    pub(crate) fn remove(&mut self, conv: ConvId) {
         if let Some(old) = self.get(conv).cloned() {
             Arc::make_mut(&mut self.slots)[conv as usize] = None;
             if self.by_id.get(&old.id) == Some(&conv) {
@@ -348,7 +336,7 @@ impl Catalog {
     }
 
     /// Sets the matched project directories (sorted) and recomputes their common prefix.
-    pub fn set_groups(&mut self, mut groups: Vec<String>) {
+    pub(crate) fn set_groups(&mut self, mut groups: Vec<String>) {
         groups.sort();
         groups.dedup();
         if *self.groups != groups {
@@ -359,7 +347,7 @@ impl Catalog {
 
     /// The project a conversation belongs to: its directory name with the prefix common to all
     /// matched directories stripped; with a single directory, the last component of its cwd.
-    pub fn project_name(&self, conv: &Conversation) -> String {
+    pub(crate) fn project_name(&self, conv: &Conversation) -> String {
         let cwd_name = conv
             .meta
             .cwd
@@ -389,7 +377,7 @@ impl Catalog {
     }
 
     /// Case-insensitive substring match of `filter` on project name, directory name and cwd.
-    pub fn project_matches(&self, conv: &Conversation, filter_lower: &str) -> bool {
+    pub(crate) fn project_matches(&self, conv: &Conversation, filter_lower: &str) -> bool {
         let hit = |s: &str| s.to_lowercase().contains(filter_lower);
         hit(&self.project_name(conv))
             || conv.file.group.as_deref().is_some_and(hit)

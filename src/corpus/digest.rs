@@ -9,14 +9,13 @@ use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// Files listed per session, most touched first.
-pub const FILES_PER_SESSION: usize = 5;
+pub(crate) const FILES_PER_SESSION: usize = 5;
 
 /// One recent session.
 #[derive(Debug, Clone)]
-pub struct SessionDigest {
+pub(crate) struct SessionDigest {
     pub conv: Arc<Conversation>,
     pub project: String,
-    pub this_project: bool,
     /// Paths the session's tool calls touched, with the number of turns that touched each and
     /// the strongest operation; most touched first.
     pub files: Vec<(String, usize, u8)>,
@@ -36,7 +35,7 @@ struct Gathered {
 
 impl Snapshot {
     /// The `n` main sessions of `scope` with the latest activity, newest first.
-    pub fn recent(&self, scope: Scope, n: usize) -> Vec<&Arc<Conversation>> {
+    pub(crate) fn recent(&self, scope: Scope, n: usize) -> Vec<&Arc<Conversation>> {
         let mut sessions: Vec<&Arc<Conversation>> = self
             .catalog
             .iter()
@@ -55,7 +54,7 @@ impl Snapshot {
 
     /// The `n` main sessions of `scope` with the latest activity, newest first, with their
     /// digests.
-    pub fn recent_sessions(&self, scope: Scope, n: usize) -> Vec<SessionDigest> {
+    pub(crate) fn recent_sessions(&self, scope: Scope, n: usize) -> Vec<SessionDigest> {
         let sessions = self.recent(scope, n);
         let mut wanted: FxHashMap<ConvId, Gathered> = sessions
             .iter()
@@ -80,7 +79,6 @@ impl Snapshot {
                 };
                 SessionDigest {
                     project: self.project_of(c),
-                    this_project: self.in_project(c),
                     conv: Arc::clone(c),
                     files: files
                         .into_iter()

@@ -15,7 +15,7 @@ use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 #[derive(Debug)]
-pub struct DupTracker {
+pub(crate) struct DupTracker {
     /// Live documents per key, when counted as they come (a build); `None` after a restore.
     counts: Option<FxHashMap<u64, u32>>,
     /// Keys added or removed since the last [`Self::multi`], when not counted.
@@ -35,7 +35,7 @@ impl Default for DupTracker {
 
 impl DupTracker {
     /// The tracker of a restored index: its repeated keys, and no counts.
-    pub fn restored(view: &IndexView) -> Self {
+    pub(crate) fn restored(view: &IndexView) -> Self {
         DupTracker {
             counts: None,
             dirty: Vec::new(),
@@ -43,7 +43,7 @@ impl DupTracker {
         }
     }
 
-    pub fn add(&mut self, key: u64) {
+    pub(crate) fn add(&mut self, key: u64) {
         if key == 0 {
             return;
         }
@@ -60,7 +60,7 @@ impl DupTracker {
 
     /// Notes that documents with `key` came or went without saying which (a follower applying
     /// another server's generation): the key is counted again from the index when published.
-    pub fn touch(&mut self, key: u64) {
+    pub(crate) fn touch(&mut self, key: u64) {
         if key != 0 {
             // counting stops here: from now on repeated keys are found from the index
             self.counts = None;
@@ -68,7 +68,7 @@ impl DupTracker {
         }
     }
 
-    pub fn remove(&mut self, key: u64) {
+    pub(crate) fn remove(&mut self, key: u64) {
         if key == 0 {
             return;
         }
@@ -92,7 +92,7 @@ impl DupTracker {
 
     /// Keys held by two or more live documents of `view` (which must hold every document
     /// added and none removed so far).
-    pub fn multi(&mut self, view: &IndexView) -> Arc<FxHashSet<u64>> {
+    pub(crate) fn multi(&mut self, view: &IndexView) -> Arc<FxHashSet<u64>> {
         if !self.dirty.is_empty() {
             let mut dirty = std::mem::take(&mut self.dirty);
             let total: usize = view.segs.iter().map(|s| s.seg.dup_keys().len()).sum();
@@ -118,7 +118,7 @@ impl DupTracker {
     }
 
     /// Heap bytes held (approximate: hash tables at their load).
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         let table = |cap: usize, item: usize| cap * (item + 1) * 8 / 7;
         self.counts.as_ref().map_or(0, |c| table(c.capacity(), 12))
             + table(self.multi.capacity(), 8)

@@ -20,7 +20,7 @@ pub(super) const RESTORE_FULL_MAX: u64 = 64 << 10;
 
 /// Identity of what has been read, to notice a rewrite without re-parsing (xxh3 hashes).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Fingerprint {
+pub(crate) struct Fingerprint {
     /// Hash of the first `min(offset, 4096)` bytes.
     pub head: u64,
     /// Hash of the 4096 bytes (or fewer) that end at the offset.

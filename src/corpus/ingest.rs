@@ -1,7 +1,7 @@
 //! Reading one transcript file incrementally: complete lines only (a half-written last line
 //! waits for its newline), resuming at the byte offset of the last complete line, and
 //! detecting files that shrank or whose already-read prefix changed.
-pub use super::fingerprint::Fingerprint;
+pub(crate) use super::fingerprint::Fingerprint;
 use super::fingerprint::{
     FULL_HASH_MAX, RESTORE_FULL_MAX, head_tail, open_regular, prefix_hash, sampled_hash,
     windows_hash,
@@ -25,7 +25,7 @@ const KEEP_BUF: usize = 8 << 20;
 
 /// What happened to a file since it was last read.
 #[derive(Debug)]
-pub enum ReadOutcome {
+pub(crate) enum ReadOutcome {
     /// Nothing new (or only a partial line was added).
     Unchanged,
     /// New complete lines were read; the conversation(s) as they now stand.
@@ -46,7 +46,7 @@ pub enum ReadOutcome {
 type Stamp = Vec<Option<(u64, Option<SystemTime>)>>;
 
 /// A file being followed.
-pub struct FileState {
+pub(crate) struct FileState {
     pub src: SourceFile,
     parser: Option<Box<dyn LineParser>>,
     unit: Option<(Box<dyn UnitReader>, Stamp)>,
@@ -73,7 +73,7 @@ pub struct FileState {
 
 /// What the persistent index keeps of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CachedState {
+pub(crate) struct CachedState {
     pub offset: u64,
     pub size: u64,
     pub mtime: Option<SystemTime>,
@@ -86,7 +86,7 @@ pub struct CachedState {
 }
 
 impl FileState {
-    pub fn new(src: SourceFile) -> Self {
+    pub(crate) fn new(src: SourceFile) -> Self {
         let (parser, unit) = match redacted::open(&src) {
             Some(Reader::Lines(p)) => (Some(p), None),
             Some(Reader::Unit(u)) => (None, Some((u, Stamp::new()))),
@@ -110,7 +110,7 @@ impl FileState {
     }
 
     /// A file as the persistent index recorded it, without parser state.
-    pub fn restored(src: SourceFile, cached: CachedState) -> Self {
+    pub(crate) fn restored(src: SourceFile, cached: CachedState) -> Self {
         let mut state = Self::new(src);
         state.parser = None;
         if let Some((_, stamp)) = state.unit.as_mut() {
@@ -128,7 +128,7 @@ impl FileState {
     }
 
     /// What the persistent index keeps of this file.
-    pub fn cached(&self) -> CachedState {
+    pub(crate) fn cached(&self) -> CachedState {
         CachedState {
             offset: self.offset,
             size: self.size,
@@ -182,7 +182,7 @@ impl FileState {
     }
 
     /// Whether a restored file is still exactly as recorded (an unreadable file is not).
-    pub fn still_as_restored(&mut self) -> bool {
+    pub(crate) fn still_as_restored(&mut self) -> bool {
         self.restored && self.restored_unchanged().unwrap_or(false)
     }
 
@@ -202,12 +202,12 @@ impl FileState {
             && sampled_hash(&mut file, self.offset)? == self.fingerprint.sampled)
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.src.path
     }
 
     /// Cheap check: has the file's size or mtime moved since the last read?
-    pub fn looks_changed(&self) -> bool {
+    pub(crate) fn looks_changed(&self) -> bool {
         if let Some((reader, stamp)) = &self.unit {
             return stamp_of(&reader.stamp_paths(&self.src)) != *stamp;
         }
@@ -220,7 +220,7 @@ impl FileState {
     /// Reads whatever complete lines were added since the last call. A parser that panics on
     /// this file is contained: the file is reported gone (its documents leave the index) and
     /// the rest of the corpus is unaffected.
-    pub fn read(&mut self) -> ReadOutcome {
+    pub(crate) fn read(&mut self) -> ReadOutcome {
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.try_read()));
         let result = match caught {
             Ok(r) => r,

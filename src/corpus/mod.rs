@@ -1,33 +1,32 @@
 //! The corpus: which transcript files are indexed, the conversations they hold, and immutable
 //! snapshots that queries read while a single writer prepares the next one.
 mod batch;
-pub mod browse;
+pub(crate) mod browse;
 mod build;
 mod cache_file;
 mod cache_head;
-pub mod catalog;
+pub(crate) mod catalog;
 mod contents;
 mod delta;
-pub mod digest;
+pub(crate) mod digest;
 mod doc_index;
-pub mod dups;
+pub(crate) mod dups;
 mod files;
 mod fingerprint;
 mod generation;
-pub mod ingest;
-pub mod project;
+pub(crate) mod ingest;
+pub(crate) mod project;
 mod publish;
-pub mod query;
+pub(crate) mod query;
 mod request;
 mod store_backlog;
 mod store_news;
 mod store_sync;
 mod turn_locations;
-pub mod when;
-pub mod writer;
+pub(crate) mod when;
+pub(crate) mod writer;
 
-pub use batch::tools_field;
-pub use store_sync::StoreConfig;
+pub(crate) use store_sync::StoreConfig;
 
 use crate::cache::CacheReport;
 use crate::index::IndexView;
@@ -37,11 +36,10 @@ use catalog::Catalog;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
-use std::time::Duration;
 
 /// A directory of transcripts of one format, filtered by a group pattern.
 #[derive(Clone)]
-pub struct Root {
+pub(crate) struct Root {
     pub adapter: &'static dyn Adapter,
     pub dir: PathBuf,
     pub pattern: Glob,
@@ -68,7 +66,7 @@ impl Root {
 /// is never reused, and its file is replaced by one redacted under the current rules. Servers
 /// of one key and one durable store (`store`, or none) share the index: one writer reads
 /// transcripts, the others follow it.
-pub fn cache_for(
+pub(crate) fn cache_for(
     dir: PathBuf,
     roots: &[Root],
     store: Option<&std::path::Path>,
@@ -101,7 +99,7 @@ impl std::fmt::Debug for Root {
 
 /// Health of one source directory.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SourceHealth {
+pub(crate) struct SourceHealth {
     pub format: &'static str,
     pub path: PathBuf,
     /// Whether the directory exists (a missing one is watched for).
@@ -122,7 +120,7 @@ pub struct SourceHealth {
 
 /// Counters describing what the index holds and how it got there.
 #[derive(Debug, Clone, Default)]
-pub struct Stats {
+pub(crate) struct Stats {
     pub files: u64,
     pub bytes_indexed: u64,
     pub skipped_lines: u64,
@@ -133,17 +131,13 @@ pub struct Stats {
     pub files_appended: u64,
     pub files_removed: u64,
     pub files_added: u64,
-    /// Distinct files an update found new, changed or gone (a rewrite that is read again
-    /// counts once, unlike in the counters above).
-    pub files_touched: u64,
-    pub segments_merged: u64,
     /// Per source directory, in `--source` order.
     pub sources: Vec<SourceHealth>,
 }
 
 /// Everything a query needs, frozen at one point in time.
 #[derive(Debug, Clone, Default)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// Incremented by every published update; 0 until the first full build.
     pub generation: u64,
     /// True once every file found at start-up has been indexed.
@@ -176,7 +170,7 @@ pub struct Snapshot {
 
 /// What [`Snapshot::tally`] counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
+pub(crate) struct Tally {
     pub projects: usize,
     pub sessions: usize,
     pub subagents: usize,
@@ -184,7 +178,7 @@ pub struct Tally {
 
 impl Snapshot {
     /// Whether the conversation belongs to the project the server works for.
-    pub fn in_project(&self, conv: &catalog::Conversation) -> bool {
+    pub(crate) fn in_project(&self, conv: &catalog::Conversation) -> bool {
         self.members
             .get_or_init(|| self.project.members(&self.catalog).into())
             .get(conv.conv as usize)
@@ -193,7 +187,7 @@ impl Snapshot {
     }
 
     /// The catalog's projects (distinct names), sessions and sub-agents, counted once.
-    pub fn tally(&self) -> Tally {
+    pub(crate) fn tally(&self) -> Tally {
         *self.tally.get_or_init(|| {
             let mut projects: Vec<String> = Vec::new();
             let mut t = Tally::default();
@@ -213,7 +207,7 @@ impl Snapshot {
     }
 
     /// Whether the conversation is in `scope`.
-    pub fn in_scope(&self, scope: project::Scope, conv: &catalog::Conversation) -> bool {
+    pub(crate) fn in_scope(&self, scope: project::Scope, conv: &catalog::Conversation) -> bool {
         scope == project::Scope::All || self.in_project(conv)
     }
 }
@@ -221,7 +215,7 @@ impl Snapshot {
 /// How far the first full build has got (for a progress bar); totals are set once the files
 /// are found.
 #[derive(Debug, Default)]
-pub struct BuildProgress {
+pub(crate) struct BuildProgress {
     pub files_total: AtomicU64,
     pub bytes_total: AtomicU64,
     pub files_done: AtomicU64,
@@ -232,7 +226,7 @@ pub struct BuildProgress {
 /// A reading of [`BuildProgress`], for `index_status` and every answer given before the first
 /// build completes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Progress {
+pub(crate) struct Progress {
     pub files_done: u64,
     pub files_total: u64,
     pub bytes_done: u64,
@@ -241,19 +235,19 @@ pub struct Progress {
 
 impl BuildProgress {
     /// The build found `files` files holding `bytes` bytes.
-    pub fn start(&self, files: u64, bytes: u64) {
+    pub(crate) fn start(&self, files: u64, bytes: u64) {
         self.files_total.store(files, Ordering::Relaxed);
         self.bytes_total.store(bytes, Ordering::Relaxed);
     }
 
     /// One more file was read: `bytes` of it, holding `turns` turns.
-    pub fn file_done(&self, bytes: u64, turns: u64) {
+    pub(crate) fn file_done(&self, bytes: u64, turns: u64) {
         self.files_done.fetch_add(1, Ordering::Relaxed);
         self.bytes_done.fetch_add(bytes, Ordering::Relaxed);
         self.turns_done.fetch_add(turns, Ordering::Relaxed);
     }
 
-    pub fn get(&self) -> Progress {
+    pub(crate) fn get(&self) -> Progress {
         let files_total = self.files_total.load(Ordering::Relaxed);
         let bytes_total = self.bytes_total.load(Ordering::Relaxed);
         Progress {
@@ -268,7 +262,7 @@ impl BuildProgress {
 
 /// The current snapshot, swapped atomically by the writer; readers never wait for an update
 /// longer than it takes to clone an `Arc`.
-pub struct Shared {
+pub(crate) struct Shared {
     current: RwLock<Arc<Snapshot>>,
     complete: Mutex<bool>,
     complete_cv: Condvar,
@@ -281,7 +275,7 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(initial: Snapshot) -> Arc<Self> {
+    pub(crate) fn new(initial: Snapshot) -> Arc<Self> {
         let progress = Arc::clone(&initial.progress);
         Arc::new(Self {
             current: RwLock::new(Arc::new(initial)),
@@ -294,31 +288,31 @@ impl Shared {
     }
 
     /// The durable store as this server sees it.
-    pub fn store_report(&self) -> crate::store::StoreReport {
+    pub(crate) fn store_report(&self) -> crate::store::StoreReport {
         self.store.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    pub fn update_store(&self, f: impl FnOnce(&mut crate::store::StoreReport)) {
+    pub(crate) fn update_store(&self, f: impl FnOnce(&mut crate::store::StoreReport)) {
         f(&mut self.store.lock().unwrap_or_else(|p| p.into_inner()));
     }
 
     /// What the persistent index did so far.
-    pub fn cache_report(&self) -> CacheReport {
+    pub(crate) fn cache_report(&self) -> CacheReport {
         self.cache.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    pub fn update_cache(&self, f: impl FnOnce(&mut CacheReport)) {
+    pub(crate) fn update_cache(&self, f: impl FnOnce(&mut CacheReport)) {
         f(&mut self.cache.lock().unwrap_or_else(|p| p.into_inner()));
     }
 
-    pub fn snapshot(&self) -> Arc<Snapshot> {
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
         match self.current.read() {
             Ok(g) => Arc::clone(&g),
             Err(poisoned) => Arc::clone(&poisoned.into_inner()),
         }
     }
 
-    pub fn publish(&self, mut snap: Snapshot) {
+    pub(crate) fn publish(&self, mut snap: Snapshot) {
         let complete = snap.complete;
         let mut current = self.current.write().unwrap_or_else(|p| p.into_inner());
         snap.project = Arc::clone(&current.project);
@@ -333,16 +327,5 @@ impl Shared {
             *done = true;
             self.complete_cv.notify_all();
         }
-    }
-
-    /// Waits until the first full build is published or `timeout` passes; returns the snapshot
-    /// either way (check `complete`).
-    pub fn wait_complete(&self, timeout: Duration) -> Arc<Snapshot> {
-        let done = self.complete.lock().unwrap_or_else(|p| p.into_inner());
-        let _unused = self
-            .complete_cv
-            .wait_timeout_while(done, timeout, |d| !*d)
-            .unwrap_or_else(|p| p.into_inner());
-        self.snapshot()
     }
 }

@@ -1,17 +1,17 @@
 //! "This project": the directory the server was started for, the other worktrees of its git
 //! repository (found by reading `.git` files and directories, never by running git), which
 //! conversations belong to it, and the ranking prior its turns get in searches of everything.
-use super::catalog::{Catalog, Conversation};
+use super::catalog::Catalog;
 use rustc_hash::FxHashMap;
 use std::path::{Component, Path, PathBuf};
 
 /// Multiplier of a this-project turn's BM25 score when searching every project (the prior);
 /// measured with `scripts/bench-retrieval --project-prior`.
-pub const PROJECT_PRIOR: f32 = 1.25;
+pub(crate) const PROJECT_PRIOR: f32 = 1.25;
 
 /// Which conversations a query covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// Only conversations of this project.
     Project,
     /// Every conversation.
@@ -21,7 +21,7 @@ pub enum Scope {
 
 /// The project the server works for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Project {
+pub(crate) struct Project {
     /// The project directory as given (absolute), or None when unknown.
     pub root: Option<PathBuf>,
     /// Directories whose conversations belong to the project: the root and, when it is inside
@@ -34,7 +34,7 @@ pub struct Project {
 
 impl Project {
     /// The project rooted at `root` (made absolute against the current directory).
-    pub fn discover(root: &Path, prior: bool) -> Self {
+    pub(crate) fn discover(root: &Path, prior: bool) -> Self {
         let root = absolute(root);
         let canonical = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
         let mut dirs = vec![root.clone(), canonical.clone()];
@@ -57,7 +57,7 @@ impl Project {
     }
 
     /// Whether a working directory is a project directory or inside one.
-    pub fn holds(&self, cwd: &str) -> bool {
+    pub(crate) fn holds(&self, cwd: &str) -> bool {
         if cwd.is_empty() {
             return false;
         }
@@ -65,14 +65,9 @@ impl Project {
         self.dirs.iter().any(|d| cwd.starts_with(d))
     }
 
-    /// Whether a conversation belongs to the project: any of its working directories is held.
-    pub fn contains(&self, conv: &Conversation) -> bool {
-        !self.dirs.is_empty() && conv.meta.all_cwds().any(|c| self.holds(c))
-    }
-
     /// Per internal conversation id of `catalog`, whether it belongs to the project (each
     /// distinct working directory is normalised once).
-    pub fn members(&self, catalog: &Catalog) -> Vec<bool> {
+    pub(crate) fn members(&self, catalog: &Catalog) -> Vec<bool> {
         let len = catalog
             .iter()
             .map(|c| c.conv as usize + 1)

@@ -78,8 +78,6 @@ impl Publisher {
             files_appended: counts.appended,
             files_removed: counts.removed,
             files_added: counts.added,
-            files_touched: counts.touched,
-            segments_merged: docs.merged(),
             sources: files.source_health(catalog),
         };
         self.shared.publish(Snapshot {

@@ -6,7 +6,7 @@ use super::Snapshot;
 use super::catalog::Conversation;
 use super::project::{PROJECT_PRIOR, Scope};
 use super::request::Filters;
-pub use super::request::{MatchRole, SearchRequest, SortOrder};
+pub(crate) use super::request::{MatchRole, SearchRequest, SortOrder};
 use crate::index::scoring::QueryWeights;
 use crate::index::{
     self, Bm25, DocMeta, EvalRequest, Evaluation, Hit, Lead, Plan, Pruning, Segment, Tokenizer,
@@ -22,11 +22,11 @@ use std::sync::atomic::AtomicU32;
 const PARALLEL_POSTINGS: u64 = 200_000;
 
 /// Characters of turn text shown in a search result.
-pub const SNIPPET_CHARS: usize = 300;
+pub(crate) const SNIPPET_CHARS: usize = 300;
 
 /// One search hit.
 #[derive(Debug, Clone)]
-pub struct SearchHit {
+pub(crate) struct SearchHit {
     pub conv: Arc<Conversation>,
     pub project: String,
     pub turn: u32,
@@ -44,7 +44,7 @@ pub struct SearchHit {
 }
 
 #[derive(Debug, Clone)]
-pub struct SearchOutcome {
+pub(crate) struct SearchOutcome {
     /// Matching turns; a lower bound when `total_exact` is false (large indexes stop counting
     /// matches that cannot rank).
     pub total: usize,
@@ -236,7 +236,7 @@ impl Search<'_> {
 }
 
 /// The prose of a turn a snippet is cut from: prompt and reply.
-pub fn prose(user: &str, assistant: &str) -> String {
+pub(crate) fn prose(user: &str, assistant: &str) -> String {
     match (user.is_empty(), assistant.is_empty()) {
         (false, false) => format!("{user}\n{assistant}"),
         (false, true) => user.to_owned(),
@@ -246,11 +246,11 @@ pub fn prose(user: &str, assistant: &str) -> String {
 
 impl Snapshot {
     /// Project name of a conversation.
-    pub fn project_of(&self, conv: &Conversation) -> String {
+    pub(crate) fn project_of(&self, conv: &Conversation) -> String {
         self.catalog.project_name(conv)
     }
 
-    pub fn search(&self, req: &SearchRequest) -> SearchOutcome {
+    pub(crate) fn search(&self, req: &SearchRequest) -> SearchOutcome {
         // a time ranks in relevance order only; in recency order its words stay text
         let time = (req.sort == SortOrder::Relevance)
             .then(|| super::when::read(&req.query, super::when::now()))

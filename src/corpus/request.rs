@@ -8,14 +8,14 @@ use crate::index::{self, DocMeta, facts};
 
 /// Where the query must match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MatchRole {
+pub(crate) enum MatchRole {
     User,
     Assistant,
 }
 
 /// Result order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SortOrder {
+pub(crate) enum SortOrder {
     #[default]
     Relevance,
     Recent,
@@ -23,7 +23,7 @@ pub enum SortOrder {
 
 /// A search request, validated.
 #[derive(Debug, Clone, Default)]
-pub struct SearchRequest {
+pub(crate) struct SearchRequest {
     pub query: String,
     pub limit: usize,
     pub offset: usize,

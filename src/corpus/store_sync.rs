@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How often the store is looked at for other servers' commits and the writer lock.
-pub const TICK: Duration = Duration::from_millis(100);
+pub(super) const TICK: Duration = Duration::from_millis(100);
 /// How often retention runs.
 const RETENTION_EVERY: Duration = Duration::from_secs(3600);
 /// Conversations per commit when the whole index is compared with the store.
@@ -46,7 +46,7 @@ fn catch_up_pause() -> Option<Duration> {
 
 /// How the durable store is kept.
 #[derive(Debug, Clone)]
-pub struct StoreConfig {
+pub(crate) struct StoreConfig {
     /// The data directory holding the store.
     pub dir: PathBuf,
     /// Drop stored turns older than this many days whose transcript is gone (None: keep).

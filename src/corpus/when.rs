@@ -9,7 +9,7 @@ use chrono::{Datelike, Duration, NaiveDate};
 
 /// What a query says about time.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TimeInQuery {
+pub(crate) struct TimeInQuery {
     /// Epoch-ms span `[start, end)` the query names.
     pub start: i64,
     pub end: i64,
@@ -21,7 +21,7 @@ pub struct TimeInQuery {
 
 /// Now, in epoch ms: `CONVERSATION_SEARCH_NOW` when set to an ISO 8601 date or time, else the
 /// clock.
-pub fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     std::env::var("CONVERSATION_SEARCH_NOW")
         .ok()
         .and_then(|v| {
@@ -263,7 +263,7 @@ fn month_first<'w>(
 
 /// The first time `query` names, relative times counting from `now` (epoch ms); `None` when
 /// it names none, or nothing but the time (then its words are all there is to search for).
-pub fn read(query: &str, now: i64) -> Option<TimeInQuery> {
+pub(crate) fn read(query: &str, now: i64) -> Option<TimeInQuery> {
     let today = chrono::DateTime::from_timestamp_millis(now)?.date_naive();
     let w = words(query);
     for i in 0..w.len() {

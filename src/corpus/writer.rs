@@ -33,14 +33,14 @@ use std::time::Instant;
 const DIGEST_ROUNDS: usize = 3;
 
 /// The writer of one corpus.
-pub struct Writer {
+pub(crate) struct Writer {
     contents: Contents,
     generation: Generation,
     publisher: Publisher,
 }
 
 impl Writer {
-    pub fn new(roots: Vec<Root>, shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(roots: Vec<Root>, shared: Arc<Shared>) -> Self {
         Self {
             contents: Contents::new(roots),
             generation: Generation::default(),
@@ -56,16 +56,16 @@ impl Writer {
     }
 
     /// Paths of the transcript files indexed now.
-    pub fn file_paths(&self) -> impl Iterator<Item = &Path> {
+    pub(crate) fn file_paths(&self) -> impl Iterator<Item = &Path> {
         self.contents.files.paths()
     }
 
-    pub fn roots(&self) -> &Arc<Vec<Root>> {
+    pub(crate) fn roots(&self) -> &Arc<Vec<Root>> {
         self.contents.files.roots()
     }
 
     /// Live documents (turns) of this state.
-    pub fn live_docs(&self) -> u64 {
+    pub(crate) fn live_docs(&self) -> u64 {
         self.contents.docs.live_docs()
     }
 
@@ -108,40 +108,40 @@ impl Writer {
     /// Opens the durable store for this corpus, as its writer when its lock is free. When it
     /// cannot be used, the server runs without it and says why (once on stderr, and in
     /// `index_status`).
-    pub fn open_store(&mut self, cfg: &StoreConfig) {
+    pub(crate) fn open_store(&mut self, cfg: &StoreConfig) {
         self.contents.store = StoreSync::open(cfg, true, self.publisher.shared());
     }
 
     /// Opens the store without taking its writer lock (a follower; see [`Self::open_store`]).
-    pub fn open_store_reader(&mut self, cfg: &StoreConfig) {
+    pub(crate) fn open_store_reader(&mut self, cfg: &StoreConfig) {
         self.contents.store = StoreSync::open(cfg, false, self.publisher.shared());
     }
 
-    pub fn has_store(&self) -> bool {
+    pub(crate) fn has_store(&self) -> bool {
         self.contents.store.is_some()
     }
 
     /// Gives up writing the store; another server may take over.
-    pub fn close_store(&mut self) {
+    pub(crate) fn close_store(&mut self) {
         if let Some(s) = self.contents.store.as_mut() {
             s.close();
         }
     }
 
     /// Commits everything that waits for the store (writer only). Returns whether it committed.
-    pub fn store_flush(&mut self) -> bool {
+    pub(crate) fn store_flush(&mut self) -> bool {
         self.contents.store_flush()
     }
 
     /// When the next [`Self::store_tick`] is due (None without a store).
-    pub fn store_due(&self) -> Option<Instant> {
+    pub(crate) fn store_due(&self) -> Option<Instant> {
         self.contents.store.as_ref().map(StoreSync::due)
     }
 
     /// Looks at the store: the writer lock, a full comparison when needed, retention, a slice
     /// of the backlog, and other servers' commits. Returns whether the index changed (then a
     /// snapshot was published).
-    pub fn store_tick(&mut self) -> bool {
+    pub(crate) fn store_tick(&mut self) -> bool {
         let started = Instant::now();
         if !self.contents.store_tick() {
             return false;
@@ -152,14 +152,14 @@ impl Writer {
 
     /// Applies changes at `paths` (files or directories; created, modified or deleted) and
     /// publishes a new snapshot when anything changed. Returns whether it did.
-    pub fn apply(&mut self, paths: &[PathBuf]) -> bool {
+    pub(crate) fn apply(&mut self, paths: &[PathBuf]) -> bool {
         let started = Instant::now();
         let changes = self.contents.files.expand(paths);
         self.process(started, changes)
     }
 
     /// Full rescan by size and mtime (fallback when file watching is unavailable).
-    pub fn poll(&mut self) -> bool {
+    pub(crate) fn poll(&mut self) -> bool {
         let started = Instant::now();
         let changes = self.contents.files.scan();
         self.process(started, changes)
@@ -167,7 +167,7 @@ impl Writer {
 
     /// Rescan by size and mtime of the directories `dirs` only (those that cannot be watched
     /// while the rest is).
-    pub fn poll_dirs(&mut self, dirs: &[PathBuf]) -> bool {
+    pub(crate) fn poll_dirs(&mut self, dirs: &[PathBuf]) -> bool {
         let started = Instant::now();
         let changes = self.contents.files.scan_dirs(dirs);
         self.process(started, changes)
@@ -275,7 +275,7 @@ impl Writer {
     /// The first build: from the persistent index when it is valid (re-reading only files that
     /// changed since it was written), else from scratch. Publishes a complete snapshot and, when
     /// anything was read, refreshes the cache. Returns whether the cache needs saving.
-    pub fn start(&mut self, cache: Option<&Cache>) -> bool {
+    pub(crate) fn start(&mut self, cache: Option<&Cache>) -> bool {
         let started = Instant::now();
         self.shared().update_cache(|r| {
             r.path = cache.map(Cache::path);
@@ -397,7 +397,7 @@ impl Writer {
 
     /// Writes the current state to the cache and notes the outcome for `index_status`.
     /// Returns the file's size.
-    pub fn save_cache(&mut self, cache: &Cache) -> io::Result<u64> {
+    pub(crate) fn save_cache(&mut self, cache: &Cache) -> io::Result<u64> {
         // the base holds the generation of the last delta: publish what is pending first
         let result = self.publish_delta(cache).and_then(|_| {
             cache_file::write(
@@ -424,24 +424,24 @@ impl Writer {
     }
 
     /// The generation this state is: (chain, sequence number).
-    pub fn generation_on_disk(&self) -> (u64, u64) {
+    pub(crate) fn generation_on_disk(&self) -> (u64, u64) {
         (self.generation.chain, self.generation.seq)
     }
 
     /// Whether this state came from a base file (a follower that loaded one).
-    pub fn has_base(&self) -> bool {
+    pub(crate) fn has_base(&self) -> bool {
         self.generation.based
     }
 
     /// Whether the index was built here and still lives on this server's heap.
-    pub fn built_here(&self) -> bool {
+    pub(crate) fn built_here(&self) -> bool {
         self.generation.built
     }
 
     /// Publishes what changed since the last generation as the next one's delta file, when
     /// a base of this chain exists (before that no follower could use it). Returns whether a
     /// delta was written.
-    pub fn publish_delta(&mut self, cache: &Cache) -> io::Result<bool> {
+    pub(crate) fn publish_delta(&mut self, cache: &Cache) -> io::Result<bool> {
         if !self.generation.based {
             return Ok(false);
         }
@@ -487,7 +487,7 @@ impl Writer {
     /// that follow and this server's heap holds only what changes. The files' read state (with
     /// the parsers' progress) stays. Nothing changes when the file holds another generation
     /// (replaced meanwhile by a server with another store).
-    pub fn adopt_base(&mut self, cache: &Cache) -> io::Result<bool> {
+    pub(crate) fn adopt_base(&mut self, cache: &Cache) -> io::Result<bool> {
         self.generation.built = false;
         let mut mapped = self.empty_with_store();
         let loaded = mapped.load_cache(cache);
@@ -511,7 +511,7 @@ impl Writer {
 
     /// Replaces the state with the base file's and the deltas after it, and publishes it.
     /// `Ok(false)` when there is no base file yet (the writer's first build is running).
-    pub fn follow_base(&mut self, cache: &Cache) -> io::Result<bool> {
+    pub(crate) fn follow_base(&mut self, cache: &Cache) -> io::Result<bool> {
         let started = Instant::now();
         let mut fresh = self.empty_with_store();
         match fresh.load_cache(cache) {
@@ -533,7 +533,7 @@ impl Writer {
     }
 
     /// Applies every delta published after this state, then publishes. Returns how many.
-    pub fn follow_deltas(&mut self, cache: &Cache) -> usize {
+    pub(crate) fn follow_deltas(&mut self, cache: &Cache) -> usize {
         let started = Instant::now();
         let (n, _) = self.apply_deltas(cache);
         if n > 0 {
@@ -544,7 +544,7 @@ impl Writer {
 
     /// Becomes the writer of a followed state: files that changed while no server wrote are
     /// read now. Returns whether anything changed.
-    pub fn lead(&mut self) -> bool {
+    pub(crate) fn lead(&mut self) -> bool {
         self.contents.index_unfollowed();
         self.poll()
     }
@@ -648,7 +648,7 @@ impl Writer {
     /// only the documents of files read since (the segments are never decoded; the state is
     /// partial, so nothing is written back). Returns false, having done nothing, when there is
     /// no usable cache file (then use [`Writer::start`], which also reports why).
-    pub fn start_from_catalog(&mut self, cache: &Cache) -> bool {
+    pub(crate) fn start_from_catalog(&mut self, cache: &Cache) -> bool {
         let started = Instant::now();
         let head = match cache
             .open_head()
@@ -702,7 +702,7 @@ impl Writer {
 
     /// Makes sure the `n` sessions [`super::Snapshot::recent`] selects for `scope` have their
     /// documents in the index: the files holding the others are read again.
-    pub fn read_recent(&mut self, scope: Scope, n: usize) {
+    pub(crate) fn read_recent(&mut self, scope: Scope, n: usize) {
         self.load_recent_stored(scope, n);
         for _ in 0..DIGEST_ROUNDS {
             let snap = self.publisher.shared().snapshot();

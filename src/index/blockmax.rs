@@ -13,11 +13,11 @@ use crate::util::varint;
 use std::io::{self, Read, Write};
 
 /// Postings per block.
-pub const BLOCK: u32 = 128;
+pub(crate) const BLOCK: u32 = 128;
 
 /// One block of a posting list.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Block {
+pub(crate) struct Block {
     pub last_doc: u32,
     /// Byte offset, within the term's postings, where the block ends.
     pub end: u32,
@@ -27,7 +27,7 @@ pub struct Block {
 
 /// Blocks of the terms that have more than one block's worth of postings.
 #[derive(Debug, Default, Clone)]
-pub struct BlockMax {
+pub(crate) struct BlockMax {
     /// Term ids with blocks, sorted; `first[i]` is where term `terms[i]`'s blocks start.
     terms: Vec<u32>,
     first: Vec<u32>,
@@ -41,7 +41,7 @@ pub struct BlockMax {
 impl BlockMax {
     /// Computes the blocks of every long list among a segment's posting `lists` (in term id
     /// order), given the lengths of each of its documents (own fields, context).
-    pub fn build<'a>(
+    pub(crate) fn build<'a>(
         lists: impl Iterator<Item = PostingList<'a>>,
         [lens, context_lens]: [&[u32]; 2],
         params: &Bm25,
@@ -97,27 +97,27 @@ impl BlockMax {
     }
 
     /// Whether the impacts hold for a search with `params`.
-    pub fn usable(&self, params: &Bm25) -> bool {
+    pub(crate) fn usable(&self, params: &Bm25) -> bool {
         self.params.is_some_and(|p| {
             p.k1 == params.k1 && p.b == params.b && p.field_weights == params.field_weights
         })
     }
 
     /// The blocks of a term (empty for short lists, whose impact is bounded by 1).
-    pub fn blocks(&self, term_id: u32) -> &[Block] {
+    pub(crate) fn blocks(&self, term_id: u32) -> &[Block] {
         match self.terms.binary_search(&term_id) {
             Ok(i) => &self.blocks[self.first[i] as usize..self.first[i + 1] as usize],
             Err(_) => &[],
         }
     }
 
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.terms.capacity() * 4 + self.first.capacity() * 4 + self.blocks.capacity() * 12
     }
 
     /// Writes the blocks for the persistent index (so a restart need not decode every posting
     /// list again to recompute them).
-    pub fn write<W: Write>(&self, e: &mut Encoder<W>) -> io::Result<()> {
+    pub(crate) fn write<W: Write>(&self, e: &mut Encoder<W>) -> io::Result<()> {
         e.u32(self.avg.to_bits())?;
         e.u32(self.avg_context.to_bits())?;
         match &self.params {
@@ -145,7 +145,7 @@ impl BlockMax {
     /// Reads blocks written by [`Self::write`], checked against the segment's posting lists
     /// (`list(term)`, `None` past the last term) and document count, so that damaged blocks can
     /// never send a cursor out of its list.
-    pub fn read<'a, R: Read>(
+    pub(crate) fn read<'a, R: Read>(
         d: &mut Decoder<R>,
         list: impl Fn(u32) -> Option<PostingList<'a>>,
         docs: usize,
@@ -212,72 +212,47 @@ impl BlockMax {
 }
 
 /// A posting cursor that can skip blocks.
-pub struct BlockCursor<'a> {
+pub(crate) struct BlockCursor<'a> {
     pub inner: PostingCursor<'a>,
     blocks: &'a [Block],
     bytes: &'a [u8],
     df: u32,
     /// Index of the current posting.
     n: u32,
-    /// Block looked at by [`Self::block_max_at`] (moves forward only, decodes nothing).
-    shallow: usize,
 }
 
 impl<'a> BlockCursor<'a> {
-    pub fn new(list: PostingList<'a>, blocks: &'a [Block]) -> Self {
+    pub(crate) fn new(list: PostingList<'a>, blocks: &'a [Block]) -> Self {
         BlockCursor {
             inner: PostingCursor::new(list),
             blocks,
             bytes: list.bytes,
             df: list.df,
             n: 0,
-            shallow: 0,
         }
     }
 
     #[inline]
-    pub fn doc(&self) -> u32 {
+    pub(crate) fn doc(&self) -> u32 {
         self.inner.doc
     }
 
     #[inline]
-    pub fn next(&mut self) {
+    pub(crate) fn next(&mut self) {
         self.inner.next();
         self.n += 1;
     }
 
     /// Largest impact in the current block (1 when the list has no blocks).
     #[inline]
-    pub fn block_max(&self) -> f32 {
+    pub(crate) fn block_max(&self) -> f32 {
         self.blocks
             .get((self.n / BLOCK) as usize)
             .map_or(1.0, |b| b.max_impact)
     }
 
-    /// Last document of the current block (`u32::MAX` when the list has no blocks).
-    #[inline]
-    pub fn block_last(&self) -> u32 {
-        self.blocks
-            .get((self.n / BLOCK) as usize)
-            .map_or(u32::MAX, |b| b.last_doc)
-    }
-
-    /// Largest impact of the block that would hold `doc`, without moving the cursor
-    /// (0 past the end of the list; 1 when the list has no blocks). `doc` must not decrease
-    /// between calls.
-    pub fn block_max_at(&mut self, doc: u32) -> f32 {
-        if self.blocks.is_empty() {
-            return if self.inner.doc == u32::MAX { 0.0 } else { 1.0 };
-        }
-        self.shallow = self.shallow.max((self.n / BLOCK) as usize);
-        while self.shallow < self.blocks.len() && self.blocks[self.shallow].last_doc < doc {
-            self.shallow += 1;
-        }
-        self.blocks.get(self.shallow).map_or(0.0, |b| b.max_impact)
-    }
-
     /// Largest impact of the whole list.
-    pub fn list_max(&self) -> f32 {
+    pub(crate) fn list_max(&self) -> f32 {
         if self.blocks.is_empty() {
             1.0
         } else {
@@ -286,7 +261,7 @@ impl<'a> BlockCursor<'a> {
     }
 
     /// Skips to the first posting of the next block.
-    pub fn skip_block(&mut self) {
+    pub(crate) fn skip_block(&mut self) {
         let b = (self.n / BLOCK) as usize;
         match self.blocks.get(b) {
             Some(block) if b + 1 < self.blocks.len() => self.jump(b + 1, block.last_doc, block.end),
@@ -304,7 +279,7 @@ impl<'a> BlockCursor<'a> {
     }
 
     /// Moves to the first posting at or after `target`, skipping whole blocks that end before.
-    pub fn advance_to(&mut self, target: u32) {
+    pub(crate) fn advance_to(&mut self, target: u32) {
         if self.inner.doc >= target {
             return;
         }

@@ -26,7 +26,7 @@ const RESERVE_TERMS: usize = 4096;
 
 /// Accumulates documents and produces a [`Segment`].
 #[derive(Default)]
-pub struct SegmentBuilder {
+pub(crate) struct SegmentBuilder {
     terms: Interner,
     /// Per term id, everything indexing touches (one place in memory per token); in huge pages
     /// once large.
@@ -103,22 +103,23 @@ fn count_term(
 }
 
 impl SegmentBuilder {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    pub fn doc_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn doc_count(&self) -> usize {
         self.docs.len()
     }
 
     /// Bytes of text held so far.
-    pub fn text_bytes(&self) -> usize {
+    pub(crate) fn text_bytes(&self) -> usize {
         self.text.len()
     }
 
     /// Adds a document: its terms counted, their postings appended, the files its tool calls
     /// touched recorded, its text and metadata kept.
-    pub fn add(&mut self, doc: &NewDoc) {
+    pub(crate) fn add(&mut self, doc: &NewDoc) {
         let d = self.docs.len() as u32;
         let text_start = self.text.len() as u64;
         let ([len, context_len], field_len) = self.count_terms(doc, d);
@@ -247,7 +248,7 @@ impl SegmentBuilder {
     }
 
     /// Sorts the dictionary and lays postings out contiguously.
-    pub fn finish(mut self, id: u64) -> Segment {
+    pub(crate) fn finish(mut self, id: u64) -> Segment {
         let terms = std::mem::take(&mut self.terms).into_terms();
         let text = self.take_text();
         self.lay_out(id, &terms, text)
@@ -257,7 +258,7 @@ impl SegmentBuilder {
     /// kept: the interner's slots and term buffers, the per-term state and the posting pool stay
     /// resident, so a worker of the first build does not fault in and zero fresh memory for
     /// every segment.
-    pub fn finish_reuse(&mut self, id: u64) -> Segment {
+    pub(crate) fn finish_reuse(&mut self, id: u64) -> Segment {
         let terms = self.terms.take_terms();
         let text = self.take_text();
         let seg = self.lay_out(id, &terms, text);

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 
 /// The documents of a segment, one column per field of [`DocMeta`].
 #[derive(Debug, Default)]
-pub struct DocColumns {
+pub(super) struct DocColumns {
     conv: Column<u32>,
     turn: Column<u32>,
     /// Epoch milliseconds as the bits of an `i64` (`i64::MIN` when unknown).
@@ -26,7 +26,7 @@ pub struct DocColumns {
 
 impl DocColumns {
     /// The columns of `docs`, in order.
-    pub fn from_metas(docs: &[DocMeta]) -> Self {
+    pub(super) fn from_metas(docs: &[DocMeta]) -> Self {
         fn col<T: crate::util::blob::Word>(
             docs: &[DocMeta],
             f: impl Fn(&DocMeta) -> T,
@@ -45,13 +45,13 @@ impl DocColumns {
         }
     }
 
-    pub fn count(&self) -> usize {
+    pub(super) fn count(&self) -> usize {
         self.conv.len()
     }
 
     /// Document `d`'s metadata (panics past the end, like indexing a slice).
     #[inline]
-    pub fn get(&self, d: u32) -> DocMeta {
+    pub(super) fn get(&self, d: u32) -> DocMeta {
         let i = d as usize;
         DocMeta {
             conv: self.conv[i],
@@ -67,37 +67,37 @@ impl DocColumns {
 
     /// Every document's length.
     #[inline]
-    pub fn lens(&self) -> &[u32] {
+    pub(super) fn lens(&self) -> &[u32] {
         &self.len
     }
 
     /// Every document's context length.
     #[inline]
-    pub fn context_lens(&self) -> &[u32] {
+    pub(super) fn context_lens(&self) -> &[u32] {
         &self.context_len
     }
 
     /// Every document's duplicate key.
     #[inline]
-    pub fn keys(&self) -> &[u64] {
+    pub(super) fn keys(&self) -> &[u64] {
         &self.dup_key
     }
 
     /// Every document's conversation.
     #[inline]
-    pub fn convs(&self) -> &[u32] {
+    pub(super) fn convs(&self) -> &[u32] {
         &self.conv
     }
 
     #[inline]
-    pub fn timestamp(&self, d: u32) -> i64 {
+    pub(super) fn timestamp(&self, d: u32) -> i64 {
         self.stamp[d as usize] as i64
     }
 
     /// Start and end of each field of document `d` in the segment's text (unchecked sums:
     /// [`Self::read`] checked them against the text).
     #[inline]
-    pub fn spans(&self, d: u32) -> [usize; FIELDS + 1] {
+    pub(super) fn spans(&self, d: u32) -> [usize; FIELDS + 1] {
         let i = d as usize;
         let mut out = [0usize; FIELDS + 1];
         out[0] = self.text_start[i] as usize;
@@ -108,7 +108,7 @@ impl DocColumns {
     }
 
     /// Heap bytes held (none for views of a mapped file).
-    pub fn heap_bytes(&self) -> usize {
+    pub(super) fn heap_bytes(&self) -> usize {
         self.conv.heap_bytes()
             + self.turn.heap_bytes()
             + self.stamp.heap_bytes()
@@ -119,7 +119,7 @@ impl DocColumns {
             + self.dup_key.heap_bytes()
     }
 
-    pub fn write<W: Write>(&self, e: &mut Encoder<W>) -> io::Result<()> {
+    pub(super) fn write<W: Write>(&self, e: &mut Encoder<W>) -> io::Result<()> {
         e.column(&self.conv)?;
         e.column(&self.turn)?;
         e.column(&self.stamp)?;
@@ -135,7 +135,7 @@ impl DocColumns {
     /// Reads columns written by [`Self::write`], checking that they are equally long and that
     /// every document's fields lie within `text` (`text_len` bytes) on character boundaries
     /// (`boundary`).
-    pub fn read<R: Source>(
+    pub(super) fn read<R: Source>(
         d: &mut Decoder<R>,
         text_len: usize,
         boundary: impl Fn(usize) -> bool,

@@ -17,7 +17,7 @@ const OFFER_FACTOR: usize = 4;
 
 /// The (at most) `k` most frequent terms of `view` that start with `prefix`, with their live
 /// document frequency, in byte order. Terms no live document holds are left out.
-pub fn expand(view: &IndexView, prefix: &str, k: usize) -> Vec<(String, u64)> {
+pub(super) fn expand(view: &IndexView, prefix: &str, k: usize) -> Vec<(String, u64)> {
     let ranges: Vec<Range<u32>> = view
         .segs
         .iter()

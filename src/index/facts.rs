@@ -13,9 +13,9 @@
 use crate::transcript::FileOp;
 
 /// How a file was touched ([`FileOp`]), as stored in segments.
-pub const OP_READ: u8 = 0;
-pub const OP_EDIT: u8 = 1;
-pub const OP_WRITE: u8 = 2;
+pub(crate) const OP_READ: u8 = 0;
+pub(crate) const OP_EDIT: u8 = 1;
+pub(crate) const OP_WRITE: u8 = 2;
 
 const PREFIXES: [(&str, u8); 3] = [
     ("read: ", OP_READ),
@@ -26,13 +26,13 @@ const TOOLS_PREFIX: &str = "tools: ";
 const COMMAND_PREFIX: &str = "$ ";
 
 /// Most file lines and command lines kept per turn.
-pub const MAX_FILES: usize = 64;
-pub const MAX_COMMANDS: usize = 32;
+pub(crate) const MAX_FILES: usize = 64;
+pub(crate) const MAX_COMMANDS: usize = 32;
 /// Longest command kept, in characters.
-pub const MAX_COMMAND_CHARS: usize = 500;
+pub(crate) const MAX_COMMAND_CHARS: usize = 500;
 
 /// The operation a stored code stands for.
-pub fn op(code: u8) -> FileOp {
+pub(crate) fn op(code: u8) -> FileOp {
     match code {
         OP_READ => FileOp::Read,
         OP_EDIT => FileOp::Edit,
@@ -41,7 +41,7 @@ pub fn op(code: u8) -> FileOp {
 }
 
 /// The stored code of an operation.
-pub fn code(op: FileOp) -> u8 {
+pub(crate) fn code(op: FileOp) -> u8 {
     match op {
         FileOp::Read => OP_READ,
         FileOp::Edit => OP_EDIT,
@@ -50,7 +50,7 @@ pub fn code(op: FileOp) -> u8 {
 }
 
 /// The word of a stored code (`read`, `edit`, `write`).
-pub fn op_name(code: u8) -> &'static str {
+pub(crate) fn op_name(code: u8) -> &'static str {
     op(code).as_str()
 }
 
@@ -60,7 +60,7 @@ fn one_line(s: &str) -> String {
 
 /// Builds the tools field from sorted unique tool names, files touched (op, path; repeated ones
 /// once) and commands run.
-pub fn tools_field<'a>(
+pub(crate) fn tools_field<'a>(
     names: &[&str],
     files: impl IntoIterator<Item = (u8, &'a str)>,
     commands: impl IntoIterator<Item = &'a str>,
@@ -101,7 +101,7 @@ pub fn tools_field<'a>(
 }
 
 /// The files a tools field records: (op, path).
-pub fn files(tools: &str) -> impl Iterator<Item = (u8, &str)> {
+pub(crate) fn files(tools: &str) -> impl Iterator<Item = (u8, &str)> {
     tools.lines().filter_map(|line| {
         PREFIXES
             .iter()
@@ -110,7 +110,7 @@ pub fn files(tools: &str) -> impl Iterator<Item = (u8, &str)> {
 }
 
 /// The tool names a tools field records.
-pub fn tool_names(tools: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn tool_names(tools: &str) -> impl Iterator<Item = &str> {
     tools
         .lines()
         .next()
@@ -120,7 +120,8 @@ pub fn tool_names(tools: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The commands a tools field records.
-pub fn commands(tools: &str) -> impl Iterator<Item = &str> {
+#[cfg(test)]
+pub(crate) fn commands(tools: &str) -> impl Iterator<Item = &str> {
     tools.lines().filter_map(|l| l.strip_prefix(COMMAND_PREFIX))
 }
 

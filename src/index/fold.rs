@@ -4,7 +4,7 @@
 
 /// Full-width ASCII (`ｆｏｏ`, U+FF01–U+FF5E) as ASCII.
 #[inline]
-pub fn width_fold(c: char) -> char {
+pub(super) fn width_fold(c: char) -> char {
     match c as u32 {
         u @ 0xFF01..=0xFF5E => char::from_u32(u - 0xFEE0).unwrap_or(c),
         _ => c,
@@ -13,7 +13,7 @@ pub fn width_fold(c: char) -> char {
 
 /// Combining diacritical marks (a decomposed `ï` is `i` + U+0308): part of a word, dropped.
 #[inline]
-pub fn is_combining(c: char) -> bool {
+pub(super) fn is_combining(c: char) -> bool {
     matches!(c as u32, 0x0300..=0x036F)
 }
 
@@ -51,7 +51,7 @@ const EXTENDED_A: [(u32, &str); 22] = [
 
 /// A lowercase Latin letter with an accent as its base letter(s) (`ï` → `i`, `ß` → `ss`); a
 /// combining mark as nothing; `None` for anything else.
-pub fn accent_fold(c: char) -> Option<&'static str> {
+pub(super) fn accent_fold(c: char) -> Option<&'static str> {
     let u = c as u32;
     match u {
         0xDF..=0xFF => Some(LATIN1[(u - 0xDF) as usize]),

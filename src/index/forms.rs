@@ -21,7 +21,7 @@ const MAX_SUFFIX: usize = 7;
 const CACHE_STEMS: usize = 4096;
 
 /// The English Snowball stem of a lowercase word.
-pub fn stem(word: &str) -> String {
+pub(crate) fn stem(word: &str) -> String {
     static STEMMER: OnceLock<Stemmer> = OnceLock::new();
     STEMMER
         .get_or_init(|| Stemmer::create(Algorithm::English))
@@ -68,7 +68,7 @@ fn segment_forms(seg: &Segment, stem: &str) -> Box<[u32]> {
 /// that `view` holds, as terms of the word's clause weighed `weight` times the word's own
 /// weight. A form that is already a term of the plan is not added again (`pet pets` counts
 /// `pet` once). `weight` 0 adds nothing.
-pub fn add_forms(plan: &mut Plan, view: &IndexView, weight: f32) {
+pub(crate) fn add_forms(plan: &mut Plan, view: &IndexView, weight: f32) {
     if weight <= 0.0 {
         return;
     }

@@ -160,7 +160,7 @@ const WORDS: &[&str] = &[
 ];
 
 /// Whether `term` (a lowercased term, as the tokenizer emits it) is a function word.
-pub fn is_function_word(term: &str) -> bool {
+pub(crate) fn is_function_word(term: &str) -> bool {
     term.len() <= 10 && WORDS.binary_search(&term).is_ok()
 }
 

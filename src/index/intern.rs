@@ -32,7 +32,7 @@ struct Slot {
 /// Interned terms and their ids (ids are dense, in first-seen order). The terms live end to
 /// end in one buffer (one allocation, not one per term).
 #[derive(Default)]
-pub struct Interner {
+pub(crate) struct Interner {
     /// In huge pages once large: every lookup lands at random in it.
     slots: HugeVec<Slot>,
     bytes: Vec<u8>,
@@ -42,7 +42,7 @@ pub struct Interner {
 
 /// The slot hash of a key: rustc's Fx hash (its byte hash handles a 16-byte word per step).
 #[inline]
-pub fn hash(bytes: &[u8]) -> u64 {
+pub(crate) fn hash(bytes: &[u8]) -> u64 {
     let mut h = FxHasher::default();
     h.write(bytes);
     h.finish()
@@ -85,30 +85,26 @@ fn inline_key(bytes: &[u8]) -> [u64; 2] {
 
 /// The terms of an [`Interner`], by id.
 #[derive(Default)]
-pub struct Terms {
+pub(crate) struct Terms {
     bytes: Vec<u8>,
     ends: Vec<u32>,
 }
 
 impl Terms {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len().saturating_sub(1)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Term `id`'s bytes (UTF-8: only `&str`s are interned).
     #[inline]
-    pub fn get(&self, id: u32) -> &[u8] {
+    pub(crate) fn get(&self, id: u32) -> &[u8] {
         let i = id as usize;
         &self.bytes[self.ends[i] as usize..self.ends[i + 1] as usize]
     }
 
     /// Starts bringing where term `id` is located into cache (see [`Self::prefetch_bytes`]).
     #[inline]
-    pub fn prefetch(&self, id: u32) {
+    pub(crate) fn prefetch(&self, id: u32) {
         if let Some(e) = self.ends.get(id as usize) {
             prefetch(e);
         }
@@ -117,7 +113,7 @@ impl Terms {
     /// Starts bringing term `id`'s bytes into cache (its location read, so best some time
     /// after [`Self::prefetch`]).
     #[inline]
-    pub fn prefetch_bytes(&self, id: u32) {
+    pub(crate) fn prefetch_bytes(&self, id: u32) {
         if let Some(b) = self
             .ends
             .get(id as usize)
@@ -128,37 +124,39 @@ impl Terms {
     }
 
     /// Bytes of all terms.
-    pub fn total_bytes(&self) -> usize {
+    pub(crate) fn total_bytes(&self) -> usize {
         self.bytes.len()
     }
 }
 
 impl Interner {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len().saturating_sub(1)
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The id of `term`, inserting it when new; the flag says whether it was new.
     #[inline]
-    pub fn get_or_insert(&mut self, term: &str) -> (u32, bool) {
+    #[cfg(test)]
+    pub(crate) fn get_or_insert(&mut self, term: &str) -> (u32, bool) {
         let (id, new, _) = self.entry(term, 0);
         (id, new)
     }
 
     /// Like [`Self::get_or_insert`], with the term's `extra` word (set to `init` when new).
     #[inline]
-    pub fn entry(&mut self, term: &str, init: u64) -> (u32, bool, &mut u64) {
+    #[cfg(test)]
+    pub(crate) fn entry(&mut self, term: &str, init: u64) -> (u32, bool, &mut u64) {
         self.entry_hashed(term.as_bytes(), hash(term.as_bytes()), init)
     }
 
     /// Starts bringing the slot where a key of hash `full` is looked for into cache (see
     /// [`Self::entry_hashed`]).
     #[inline]
-    pub fn prefetch(&self, full: u64) {
+    pub(crate) fn prefetch(&self, full: u64) {
         if let Some(s) = self
             .slots
             .get(full as usize & self.slots.len().wrapping_sub(1))
@@ -169,7 +167,12 @@ impl Interner {
 
     /// [`Self::entry`] of the bytes of a `&str` whose [`hash`] is `full`.
     #[inline]
-    pub fn entry_hashed(&mut self, bytes: &[u8], full: u64, init: u64) -> (u32, bool, &mut u64) {
+    pub(crate) fn entry_hashed(
+        &mut self,
+        bytes: &[u8],
+        full: u64,
+        init: u64,
+    ) -> (u32, bool, &mut u64) {
         if self.len() * 2 >= self.slots.len() {
             self.grow();
         }
@@ -213,7 +216,7 @@ impl Interner {
     /// (they name earlier documents) and are reset to `init`, so the table is rebuilt in id
     /// order, reading the terms' buffer from start to end instead of at random (the grows took
     /// 2-4% of the first build).
-    pub fn reserve_fresh(&mut self, more: usize, init: u64) {
+    pub(crate) fn reserve_fresh(&mut self, more: usize, init: u64) {
         if (self.len() + more) * 2 < self.slots.len() {
             return;
         }
@@ -286,18 +289,19 @@ impl Interner {
         }
     }
 
-    pub fn term(&self, id: u32) -> &str {
+    #[cfg(test)]
+    pub(crate) fn term(&self, id: u32) -> &str {
         std::str::from_utf8(self.term_bytes(id)).unwrap_or("")
     }
 
     /// The terms, by id.
-    pub fn into_terms(mut self) -> Terms {
+    pub(crate) fn into_terms(mut self) -> Terms {
         self.terms_out()
     }
 
     /// The terms, by id, leaving the interner empty with its table kept (every slot emptied in
     /// place: rewriting resident memory is cheaper than the kernel's zeroing of a new mapping).
-    pub fn take_terms(&mut self) -> Terms {
+    pub(crate) fn take_terms(&mut self) -> Terms {
         self.slots.fill(Slot::default());
         let terms = self.terms_out();
         // a kept table skips the start of `reserve_fresh`/`grow`, which would put this there
@@ -307,7 +311,7 @@ impl Interner {
 
     /// Gives the buffers of `terms` (taken by [`Self::take_terms`]) back to the emptied
     /// interner, so that the next terms do not regrow them from nothing.
-    pub fn recycle(&mut self, terms: Terms) {
+    pub(crate) fn recycle(&mut self, terms: Terms) {
         if !self.is_empty() {
             return;
         }

@@ -5,10 +5,10 @@
 //! went in, so ids and postings are the same as without the queue.
 
 /// How many terms are queued before the oldest is looked up.
-pub const DEPTH: usize = 16;
+pub(super) const DEPTH: usize = 16;
 /// Longest term that can be queued (a compound's whole form, the longest term the tokenizer
 /// emits); a longer one is looked up at once.
-pub const MAX: usize = super::tokenizer::MAX_COMPOUND_BYTES;
+pub(super) const MAX: usize = super::tokenizer::MAX_COMPOUND_BYTES;
 const _: () = assert!(MAX <= u8::MAX as usize);
 
 /// A queued term: its hash, length and field.
@@ -25,7 +25,7 @@ struct Meta {
 const SLOTS: usize = (DEPTH + 1).next_power_of_two();
 
 /// A first-in first-out queue of at most [`DEPTH`] terms, copied into fixed slots.
-pub struct Lookahead {
+pub(super) struct Lookahead {
     bytes: Box<[[u8; MAX]; SLOTS]>,
     meta: [Meta; SLOTS],
     /// Slot of the oldest term.
@@ -50,14 +50,14 @@ impl Default for Lookahead {
 impl Lookahead {
     /// Whether `term` can be queued (see [`MAX`]).
     #[inline]
-    pub fn fits(term: &[u8]) -> bool {
+    pub(super) fn fits(term: &[u8]) -> bool {
         term.len() <= MAX
     }
 
     /// Queues `term` (of at most [`MAX`] bytes) of field `field` with its hash; when the queue
     /// was full, returns the oldest term (bytes, hash, field), which leaves it.
     #[inline]
-    pub fn push(&mut self, term: &[u8], hash: u64, field: u8) -> Option<(&[u8], u64, u8)> {
+    pub(super) fn push(&mut self, term: &[u8], hash: u64, field: u8) -> Option<(&[u8], u64, u8)> {
         let full = self.count == DEPTH;
         if full {
             self.take_head();
@@ -76,7 +76,7 @@ impl Lookahead {
 
     /// Takes the oldest queued term out, if any.
     #[inline]
-    pub fn pop(&mut self) -> Option<(&[u8], u64, u8)> {
+    pub(super) fn pop(&mut self) -> Option<(&[u8], u64, u8)> {
         if self.count == 0 {
             return None;
         }

@@ -18,7 +18,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// Most dictionary terms one prefix expands to (the view's most frequent ones).
-pub const MAX_PREFIX_EXPANSION: usize = 64;
+pub(crate) const MAX_PREFIX_EXPANSION: usize = 64;
 
 /// From this many essential lists on, the next candidate and the lists on it are found with a
 /// heap by document instead of by looking at every list (a prefix expands to up to 64 lists:
@@ -42,7 +42,7 @@ fn heap_from() -> usize {
 
 /// Idf of the query terms over the whole view (not one segment), each computed once, and what
 /// each prefix of the plan expands to over the whole view (once, when first needed).
-pub struct IdfCache<'v> {
+pub(crate) struct IdfCache<'v> {
     view: &'v IndexView,
     docs: u64,
     known: FxHashMap<String, f32>,
@@ -51,7 +51,7 @@ pub struct IdfCache<'v> {
 }
 
 impl<'v> IdfCache<'v> {
-    pub fn new(view: &'v IndexView) -> Self {
+    pub(crate) fn new(view: &'v IndexView) -> Self {
         Self {
             view,
             docs: view.live_docs.max(1),
@@ -74,7 +74,7 @@ impl<'v> IdfCache<'v> {
         })
     }
 
-    pub fn of(&mut self, term: &str) -> f32 {
+    pub(crate) fn of(&mut self, term: &str) -> f32 {
         let (view, docs) = (self.view, self.docs);
         *self
             .known
@@ -102,14 +102,14 @@ struct TermCursor<'a> {
 
 /// A candidate's score, the groups (clauses) and the fields it matched.
 #[derive(Debug, Clone, Copy)]
-pub struct Scored {
+pub(crate) struct Scored {
     pub score: f32,
     pub groups: u64,
     pub fields: u8,
 }
 
 /// The query terms of one segment, ready for document-at-a-time scoring.
-pub struct SegmentScorer<'a> {
+pub(crate) struct SegmentScorer<'a> {
     seg: &'a Segment,
     /// By upper bound, ascending.
     cursors: Vec<TermCursor<'a>>,
@@ -148,7 +148,7 @@ pub struct SegmentScorer<'a> {
 impl<'a> SegmentScorer<'a> {
     /// The scorer of `plan` over one segment; `None` when no query term occurs in it. `prune`
     /// says whether thresholds may skip documents (the caller's policy).
-    pub fn new(
+    pub(crate) fn new(
         sv: &'a SegView,
         plan: &Plan,
         params: &Bm25,
@@ -211,7 +211,7 @@ impl<'a> SegmentScorer<'a> {
     /// bounds cannot reach `theta` first become non-essential, and the last essential list
     /// skips blocks that cannot.
     #[inline]
-    pub fn next_candidate(&mut self, theta: f32) -> Option<u32> {
+    pub(crate) fn next_candidate(&mut self, theta: f32) -> Option<u32> {
         if self.prune {
             while self.essential < self.cursors.len() && self.pre[self.essential] <= theta {
                 self.essential += 1;
@@ -286,7 +286,7 @@ impl<'a> SegmentScorer<'a> {
     /// the others, largest bound first, while the document can still beat `theta`. `None`
     /// when it cannot.
     #[inline]
-    pub fn score(&mut self, d: u32, theta: f32) -> Option<Scored> {
+    pub(crate) fn score(&mut self, d: u32, theta: f32) -> Option<Scored> {
         let p = &self.params;
         let norm = Norm {
             inv: [
@@ -353,7 +353,7 @@ impl<'a> SegmentScorer<'a> {
     /// Moves past candidate `d` without scoring it (the essential cursors on it; the others
     /// are moved when a later candidate is scored).
     #[inline]
-    pub fn pass(&mut self, d: u32) {
+    pub(crate) fn pass(&mut self, d: u32) {
         if self.heap_for == self.essential {
             while let Some(mut top) = self.heap.peek_mut() {
                 let Reverse((doc, i)) = *top;
@@ -375,7 +375,7 @@ impl<'a> SegmentScorer<'a> {
 
     /// Whether `d` holds an excluded term (`d` must not decrease between calls).
     #[inline]
-    pub fn excluded(&mut self, d: u32) -> bool {
+    pub(crate) fn excluded(&mut self, d: u32) -> bool {
         // only the turn's own fields count: a word in the previous prompt (the context) does
         // not make this turn one that contains it
         self.excluded.iter_mut().any(|x| {
@@ -388,7 +388,7 @@ impl<'a> SegmentScorer<'a> {
     /// calls). Such a document holds the phrase only if it is marked as having words that are
     /// not terms ([`Segment::odd_words`]).
     #[inline]
-    pub fn lacks_needed(&mut self, d: u32) -> bool {
+    pub(crate) fn lacks_needed(&mut self, d: u32) -> bool {
         self.needed.iter_mut().any(|n| match n {
             None => true,
             Some(x) => {
@@ -399,7 +399,7 @@ impl<'a> SegmentScorer<'a> {
     }
 
     /// Lists in play and how many became non-essential (for tracing).
-    pub fn shape(&self) -> (usize, usize) {
+    pub(crate) fn shape(&self) -> (usize, usize) {
         (self.cursors.len(), self.essential)
     }
 }

@@ -31,7 +31,7 @@ fn tier(live_docs: usize) -> u32 {
 /// The segments of `view` to merge next, by id (`None`: the segments are in shape). In order
 /// of preference: a full tier of small segments; the [`TIER_FANOUT`] smallest when there are
 /// more than [`MAX_SEGMENTS`] small ones; a segment with more dead than live documents.
-pub fn pick(view: &IndexView) -> Option<Vec<u64>> {
+pub(crate) fn pick(view: &IndexView) -> Option<Vec<u64>> {
     let mut by_tier: std::collections::BTreeMap<u32, Vec<u64>> = Default::default();
     let mut dead_heavy: Vec<u64> = Vec::new();
     let mut small: Vec<(usize, u64)> = Vec::new();
@@ -57,7 +57,11 @@ pub fn pick(view: &IndexView) -> Option<Vec<u64>> {
 
 /// Copies the live documents of the segments `ids` of `view` into `into`, in segment order;
 /// returns each copied document's (conversation, turn), in the order added.
-pub fn copy_live(view: &IndexView, ids: &[u64], into: &mut SegmentBuilder) -> Vec<(u32, u32)> {
+pub(crate) fn copy_live(
+    view: &IndexView,
+    ids: &[u64],
+    into: &mut SegmentBuilder,
+) -> Vec<(u32, u32)> {
     let mut docs = Vec::new();
     for &id in ids {
         let Some(i) = view.seg_index(id) else {

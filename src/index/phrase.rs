@@ -10,7 +10,7 @@ use memchr::memmem::Finder;
 
 /// Lowercases and reduces every run of non-alphanumeric characters to one space, with a space
 /// at both ends, so that phrase matching is a substring test on word boundaries.
-pub fn normalize_for_phrase(text: &str, out: &mut String) {
+pub(crate) fn normalize_for_phrase(text: &str, out: &mut String) {
     out.clear();
     out.reserve(text.len() + 2);
     out.push(' ');
@@ -54,7 +54,7 @@ const KELVIN: char = '\u{212A}';
 
 /// A field being matched: its raw text and, once a phrase needed it, its ASCII-lowercased or
 /// normalized form (in one buffer: the last one asked for).
-pub struct Field<'a, 's> {
+pub(crate) struct Field<'a, 's> {
     raw: &'a str,
     buf: &'s mut String,
     held: Held,
@@ -69,7 +69,7 @@ enum Held {
 
 impl<'a, 's> Field<'a, 's> {
     /// `scratch` holds the lowered or normalized form when one is needed.
-    pub fn new(raw: &'a str, scratch: &'s mut String) -> Self {
+    pub(crate) fn new(raw: &'a str, scratch: &'s mut String) -> Self {
         Self {
             raw,
             buf: scratch,
@@ -99,14 +99,14 @@ impl<'a, 's> Field<'a, 's> {
 
 /// The phrases a match must contain and those it must not, compiled.
 #[derive(Debug, Clone, Default)]
-pub struct PhraseSet {
+pub(crate) struct PhraseSet {
     required: Vec<Phrase>,
     excluded: Vec<Phrase>,
 }
 
 impl PhraseSet {
     /// Compiles phrases normalized by [`normalize_for_phrase`].
-    pub fn new(required: &[String], excluded: &[String]) -> Self {
+    pub(crate) fn new(required: &[String], excluded: &[String]) -> Self {
         let compile = |v: &[String]| v.iter().map(|p| Phrase::new(p)).collect();
         Self {
             required: compile(required),
@@ -116,7 +116,7 @@ impl PhraseSet {
 
     /// Whether the fields of a document pass: every required phrase lies within one of them,
     /// and no excluded phrase lies in any (`scratch` is reused between calls).
-    pub fn ok(&self, fields: [&str; 3], scratch: &mut String) -> bool {
+    pub(crate) fn ok(&self, fields: [&str; 3], scratch: &mut String) -> bool {
         if self.required.is_empty() && self.excluded.is_empty() {
             return true;
         }
@@ -136,7 +136,7 @@ impl PhraseSet {
 
 /// One normalized phrase, ready to be searched for.
 #[derive(Debug, Clone)]
-pub struct Phrase {
+pub(crate) struct Phrase {
     /// The normalized phrase (`" of the "`), for the slow path.
     norm: String,
     /// Its words.
@@ -147,7 +147,7 @@ pub struct Phrase {
 
 impl Phrase {
     /// Compiles a phrase already normalized by [`normalize_for_phrase`].
-    pub fn new(norm: &str) -> Self {
+    pub(crate) fn new(norm: &str) -> Self {
         let words: Vec<String> = norm
             .split(' ')
             .filter(|w| !w.is_empty())
@@ -172,7 +172,7 @@ impl Phrase {
     }
 
     /// Whether `field` contains the phrase.
-    pub fn in_field(&self, field: &mut Field) -> bool {
+    pub(crate) fn in_field(&self, field: &mut Field) -> bool {
         if let Some((anchor, finder)) = self.fast_for(field.raw) {
             let lower = field.lowered();
             let len = finder.needle().len();

@@ -16,7 +16,7 @@ const MAX_SLICE: usize = 4096;
 
 /// One list's place in the pool. `Default` is the empty list.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct List {
+pub(super) struct List {
     /// Start of the first slice (meaningless while `len` is 0).
     head: u64,
     /// Where the next byte goes.
@@ -29,7 +29,7 @@ pub struct List {
 
 /// The pool the lists live in.
 #[derive(Debug, Default)]
-pub struct Pool {
+pub(super) struct Pool {
     /// In huge pages once large: the lists' tails are written at random.
     bytes: HugeVec<u8>,
     /// Payload bytes written, over all lists.
@@ -38,19 +38,19 @@ pub struct Pool {
 
 impl Pool {
     /// Payload bytes written, over all lists.
-    pub fn written(&self) -> usize {
+    pub(super) fn written(&self) -> usize {
         self.written
     }
 
     /// Forgets every list, keeping the pool's memory for the next segment's lists.
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.bytes.clear();
         self.written = 0;
     }
 
     /// Appends `b` to `list`.
     #[inline]
-    pub fn push(&mut self, list: &mut List, b: u8) {
+    pub(super) fn push(&mut self, list: &mut List, b: u8) {
         if list.left == 0 {
             self.next_slice(list);
         }
@@ -62,7 +62,7 @@ impl Pool {
 
     /// Starts bringing the place where `list`'s next byte goes into cache.
     #[inline]
-    pub fn prefetch(&self, list: &List) {
+    pub(super) fn prefetch(&self, list: &List) {
         if let Some(b) = self.bytes.get(list.tail as usize) {
             prefetch(b);
         }
@@ -70,7 +70,7 @@ impl Pool {
 
     /// Starts bringing the first bytes of `list` into cache (see [`Self::copy_out`]).
     #[inline]
-    pub fn prefetch_head(&self, list: &List) {
+    pub(super) fn prefetch_head(&self, list: &List) {
         if let Some(b) = self.bytes.get(list.head as usize) {
             prefetch(b);
         }
@@ -100,7 +100,7 @@ impl Pool {
 
     /// Appends the bytes of `list`, in order, to `out` (which needs [`crate::util::SHORT`] bytes
     /// of room beyond them not to grow: see [`extend_short`]).
-    pub fn copy_out(&self, list: &List, out: &mut Vec<u8>) {
+    pub(super) fn copy_out(&self, list: &List, out: &mut Vec<u8>) {
         if list.size == 0 {
             return;
         }

@@ -3,14 +3,14 @@
 //! which evaluation and snippets read. Malformed syntax (an unclosed quote) degrades to
 //! keywords; it is never an error.
 use super::phrase::PhraseSet;
-pub use super::phrase::normalize_for_phrase;
+pub(crate) use super::phrase::normalize_for_phrase;
 use super::schema::DocText;
 use super::tokenizer::{MAX_TERM_BYTES, Tokenizer};
 use std::sync::OnceLock;
 
 /// One term of a query plan.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PlanTerm {
+pub(crate) struct PlanTerm {
     pub text: String,
     /// Clause the term belongs to (a keyword, a phrase, a prefix).
     pub group: u16,
@@ -24,7 +24,7 @@ pub struct PlanTerm {
 /// What to evaluate: scoring terms grouped in clauses, prefixes to expand, clauses every
 /// match must satisfy, and terms no match may contain.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub terms: Vec<PlanTerm>,
     /// (prefix, group): expanded to the dictionary's terms with that prefix.
     pub prefixes: Vec<(String, u16)>,
@@ -51,23 +51,23 @@ pub struct Plan {
 
 impl Plan {
     /// Starts a new clause labelled `label`; groups past 63 share the last bit.
-    pub fn new_group(&mut self, label: &str) -> u16 {
+    pub(crate) fn new_group(&mut self, label: &str) -> u16 {
         self.labels.push(label.to_owned());
         (self.labels.len() - 1) as u16
     }
 
     /// Whether the plan holds phrases to check (required or excluded).
-    pub fn has_phrases(&self) -> bool {
+    pub(crate) fn has_phrases(&self) -> bool {
         !self.phrases.is_empty() || !self.excluded_phrases.is_empty()
     }
 
     /// True when nothing in the plan can match a document.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.terms.is_empty() && self.prefixes.is_empty()
     }
 
     /// Labels of the groups set in `groups`.
-    pub fn matched_labels(&self, groups: u64) -> Vec<String> {
+    pub(crate) fn matched_labels(&self, groups: u64) -> Vec<String> {
         self.labels
             .iter()
             .enumerate()
@@ -80,7 +80,7 @@ impl Plan {
 impl Plan {
     /// Whether a document's text passes the plan's phrase constraints (`scratch` is reused
     /// between calls). A phrase lies within one field: it never spans the prompt and the reply.
-    pub fn phrases_ok(&self, text: &DocText, scratch: &mut String) -> bool {
+    pub(crate) fn phrases_ok(&self, text: &DocText, scratch: &mut String) -> bool {
         if !self.has_phrases() {
             return true;
         }
@@ -95,7 +95,7 @@ impl Plan {
 /// The plan's phrases compiled on first use. Not part of what a plan means (equal whatever
 /// they hold), and not shared by clones (a clone may change its phrases).
 #[derive(Debug, Default)]
-pub struct CompiledPhrases(OnceLock<PhraseSet>);
+pub(crate) struct CompiledPhrases(OnceLock<PhraseSet>);
 
 impl Clone for CompiledPhrases {
     fn clone(&self) -> Self {
@@ -184,7 +184,7 @@ fn pieces(query: &str) -> Vec<Piece> {
 }
 
 /// Parses a query into an evaluation plan.
-pub fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
+pub(crate) fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
     let mut plan = Plan::default();
     // groups that are plain keywords (not phrases)
     let mut keyword_groups = 0u64;
@@ -316,7 +316,7 @@ fn keyword_terms(w: &str, tok: &mut Tokenizer) -> Vec<(String, bool)> {
 
 /// Whether `t`, after an apostrophe, is the ending of a possessive or an English contraction
 /// (`'s`, `n't`'s `t`, `'re`, `'ve`, `'ll`, `'d`, `'m`): not a word of the question.
-pub fn is_contraction_tail(t: &str) -> bool {
+pub(crate) fn is_contraction_tail(t: &str) -> bool {
     matches!(t, "s" | "t" | "re" | "ve" | "ll" | "d" | "m")
 }
 
@@ -328,7 +328,7 @@ const MIN_WORD: usize = 3;
 /// [`MIN_WORD`] long, once the punctuation of a sentence around it (`"pets?"`, `(pets),`) and
 /// a possessive or contraction ending (`Nate's`) are set aside. Anything with a digit, `_`,
 /// `/`, `.`, `-`, a camel hump or all capitals is code or a name of something, and is not.
-pub fn is_natural_word(typed: &str) -> bool {
+pub(crate) fn is_natural_word(typed: &str) -> bool {
     let w = typed.trim_start_matches(['"', '\'', '(', '[', '{', '\u{201C}', '\u{2018}']);
     let w = w.trim_end_matches([
         '?', '!', '.', ',', ';', ':', '"', '\'', ')', ']', '}', '\u{201D}', '\u{2019}',
@@ -352,7 +352,7 @@ const MIN_OPAQUE: usize = 16;
 /// [`MIN_OPAQUE`] bytes of ASCII letters, digits and `-_./+=:`, in which letters and digits
 /// alternate at least 4 times and once per 10 bytes (`550e8400-e29b-41d4-…`), which no word
 /// or identifier of words does (`sha256sum_x86_64` alternates 3 times).
-pub fn is_opaque(w: &str) -> bool {
+pub(crate) fn is_opaque(w: &str) -> bool {
     let w = w.trim_start_matches(['"', '\'', '(', '[', '{', '<']);
     let w = w.trim_end_matches(['?', '!', '.', ',', ';', ':', '"', '\'', ')', ']', '}', '>']);
     let b = w.as_bytes();

@@ -8,25 +8,25 @@ use crate::util::blob::Column;
 use crate::util::varint;
 
 /// Indexed fields of a turn.
-pub const FIELD_USER: usize = 0;
-pub const FIELD_ASSISTANT: usize = 1;
+pub(crate) const FIELD_USER: usize = 0;
+pub(crate) const FIELD_ASSISTANT: usize = 1;
 /// Tool names, files touched and commands run.
-pub const FIELD_TOOLS: usize = 2;
+pub(crate) const FIELD_TOOLS: usize = 2;
 /// The turn's context: the prompt of the turn before it in its conversation (at most
 /// [`CONTEXT_BYTES`] of it). Scored as a field of its own, with its own length normalisation
 /// and a lower weight, so the answer that follows a topic is found by the topic's words; never
 /// shown, and never what a hit's matched terms or snippet are made of.
-pub const FIELD_CONTEXT: usize = 3;
+pub(crate) const FIELD_CONTEXT: usize = 3;
 /// The fields a turn's own text is in (the ones before [`FIELD_CONTEXT`]).
-pub const OWN_FIELDS: usize = 3;
-pub const FIELDS: usize = 4;
+pub(crate) const OWN_FIELDS: usize = 3;
+pub(crate) const FIELDS: usize = 4;
 /// Most bytes of the previous prompt a turn's context field keeps (cut at a word boundary):
 /// the topic is named early, and a pasted log must not double the index.
-pub const CONTEXT_BYTES: usize = 1024;
+pub(crate) const CONTEXT_BYTES: usize = 1024;
 
 /// The context field of a turn whose previous prompt is `prompt`: at most [`CONTEXT_BYTES`] of
 /// it, cut before the word that crosses the limit.
-pub fn context_of(prompt: &str) -> &str {
+pub(crate) fn context_of(prompt: &str) -> &str {
     if prompt.len() <= CONTEXT_BYTES {
         return prompt;
     }
@@ -42,11 +42,11 @@ pub fn context_of(prompt: &str) -> &str {
 }
 
 /// Term frequencies of one posting, per field.
-pub type Tf = [u32; FIELDS];
+pub(crate) type Tf = [u32; FIELDS];
 
 /// Per-document metadata kept in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DocMeta {
+pub(crate) struct DocMeta {
     /// The caller's number for the group the document belongs to (a conversation).
     pub conv: u32,
     pub turn: u32,
@@ -67,11 +67,11 @@ pub struct DocMeta {
 /// of its terms", see `tokenizer::words`): owned while a segment is built, a view of the mapped
 /// cache file when restored.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct DocBits(Column<u64>);
+pub(crate) struct DocBits(Column<u64>);
 
 impl DocBits {
     /// Sets the bit of document `d` (of bits being built: restored ones are copied first).
-    pub fn set(&mut self, d: u32) {
+    pub(crate) fn set(&mut self, d: u32) {
         let w = (d >> 6) as usize;
         let mut words = std::mem::take(&mut self.0).into_vec();
         if words.len() <= w {
@@ -82,23 +82,23 @@ impl DocBits {
     }
 
     #[inline]
-    pub fn contains(&self, d: u32) -> bool {
+    pub(crate) fn contains(&self, d: u32) -> bool {
         self.0
             .get((d >> 6) as usize)
             .is_some_and(|w| w & (1 << (d & 63)) != 0)
     }
 
     /// Whether any bit is set.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.0.iter().any(|&w| w != 0)
     }
 
-    pub fn words(&self) -> &[u64] {
+    pub(crate) fn words(&self) -> &[u64] {
         &self.0
     }
 
     /// The bits stored as `words`, when none lies past document `docs - 1`.
-    pub fn from_words(words: impl Into<Column<u64>>, docs: usize) -> Option<Self> {
+    pub(crate) fn from_words(words: impl Into<Column<u64>>, docs: usize) -> Option<Self> {
         let words = words.into();
         let fits = |i: usize, w: u64| w == 0 || i * 64 + (64 - w.leading_zeros() as usize) <= docs;
         words
@@ -108,14 +108,14 @@ impl DocBits {
             .then_some(Self(words))
     }
 
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.0.heap_bytes()
     }
 }
 
 /// The text of one document, by field.
 #[derive(Debug, Clone, Copy)]
-pub struct DocText<'a> {
+pub(crate) struct DocText<'a> {
     pub user: &'a str,
     pub assistant: &'a str,
     pub tools: &'a str,
@@ -124,7 +124,7 @@ pub struct DocText<'a> {
 }
 
 impl<'a> DocText<'a> {
-    pub fn field(&self, f: usize) -> &'a str {
+    pub(crate) fn field(&self, f: usize) -> &'a str {
         match f {
             FIELD_USER => self.user,
             FIELD_ASSISTANT => self.assistant,
@@ -136,7 +136,7 @@ impl<'a> DocText<'a> {
 
 /// A document to add: where it belongs and its text by field.
 #[derive(Debug, Clone, Copy)]
-pub struct NewDoc<'a> {
+pub(crate) struct NewDoc<'a> {
     pub conv: u32,
     pub turn: u32,
     pub timestamp: Option<i64>,
@@ -158,7 +158,7 @@ fn packed(tf: &Tf) -> Option<u8> {
 /// whether the own fields hold the term; if they do, the packed byte follows, or 0 and three
 /// varints. A term only in the context takes two bytes.
 #[inline]
-pub fn put_tf(tf: &Tf, mut push: impl FnMut(u8)) {
+pub(crate) fn put_tf(tf: &Tf, mut push: impl FnMut(u8)) {
     let c = tf[FIELD_CONTEXT];
     let p = packed(tf);
     if let (0, Some(b)) = (c, p) {
@@ -193,7 +193,7 @@ fn unpack(b: u8) -> Tf {
 }
 
 #[inline]
-pub fn get_tf(buf: &[u8], pos: &mut usize) -> Tf {
+pub(crate) fn get_tf(buf: &[u8], pos: &mut usize) -> Tf {
     let b = buf.get(*pos).copied().unwrap_or(1);
     *pos += 1;
     if b != 0 {
@@ -218,14 +218,14 @@ pub fn get_tf(buf: &[u8], pos: &mut usize) -> Tf {
 
 /// A term's postings in one segment.
 #[derive(Debug, Clone, Copy)]
-pub struct PostingList<'a> {
+pub(crate) struct PostingList<'a> {
     pub df: u32,
     pub bytes: &'a [u8],
     pub term_id: u32,
 }
 
 /// Sequential reader over a posting list.
-pub struct PostingCursor<'a> {
+pub(crate) struct PostingCursor<'a> {
     bytes: &'a [u8],
     pos: usize,
     left: u32,
@@ -234,7 +234,7 @@ pub struct PostingCursor<'a> {
 }
 
 impl<'a> PostingCursor<'a> {
-    pub fn new(list: PostingList<'a>) -> Self {
+    pub(crate) fn new(list: PostingList<'a>) -> Self {
         let mut c = PostingCursor {
             bytes: list.bytes,
             pos: 0,
@@ -260,7 +260,7 @@ impl<'a> PostingCursor<'a> {
 
     /// A cursor over `bytes` from byte `pos`, with `left` postings to go, the previous
     /// document being `base` (used to jump to a block).
-    pub fn resume(bytes: &'a [u8], pos: usize, left: u32, base: u32) -> Self {
+    pub(crate) fn resume(bytes: &'a [u8], pos: usize, left: u32, base: u32) -> Self {
         let mut c = PostingCursor {
             bytes,
             pos,
@@ -274,7 +274,7 @@ impl<'a> PostingCursor<'a> {
 
     /// Moves to the next posting; `doc` becomes `u32::MAX` at the end.
     #[inline]
-    pub fn next(&mut self) {
+    pub(crate) fn next(&mut self) {
         let base = self.doc;
         self.advance_from(base, false);
     }

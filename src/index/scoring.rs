@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 /// BM25 parameters and field weights.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Bm25 {
+pub(crate) struct Bm25 {
     pub k1: f32,
     pub b: f32,
     /// Weight of a term occurrence per field (user, assistant, tools, context).
@@ -16,7 +16,7 @@ pub struct Bm25 {
 impl Bm25 {
     /// `1 / (1 - b + b len / avg)`: a field group's length normalisation.
     #[inline]
-    pub fn inv_norm(&self, len: u32, avg: f32) -> f32 {
+    pub(crate) fn inv_norm(&self, len: u32, avg: f32) -> f32 {
         1.0 / (1.0 - self.b + self.b * len as f32 / avg)
     }
 
@@ -26,7 +26,7 @@ impl Bm25 {
     /// own fields and of the context. Combined before saturation, so a topic word in both the
     /// turn and its context is still one word, not two.
     #[inline]
-    pub fn weighted_tf(&self, tf: &Tf, inv: [f32; 2]) -> f32 {
+    pub(crate) fn weighted_tf(&self, tf: &Tf, inv: [f32; 2]) -> f32 {
         let w = &self.field_weights;
         let own: f32 = (0..OWN_FIELDS).map(|f| w[f] * tf[f] as f32).sum();
         own * inv[0] + w[FIELD_CONTEXT] * tf[FIELD_CONTEXT] as f32 * inv[1]
@@ -70,7 +70,7 @@ impl Default for Bm25 {
 }
 
 /// Lucene's BM25 idf: always positive.
-pub fn idf(n_docs: u64, df: u64) -> f32 {
+pub(crate) fn idf(n_docs: u64, df: u64) -> f32 {
     let n = n_docs as f64;
     let df = df as f64;
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
@@ -78,7 +78,7 @@ pub fn idf(n_docs: u64, df: u64) -> f32 {
 
 /// A scored document.
 #[derive(Debug, Clone, Copy)]
-pub struct Hit {
+pub(crate) struct Hit {
     /// Index into `IndexView::segs`.
     pub seg: usize,
     pub doc: u32,
@@ -92,17 +92,17 @@ pub struct Hit {
 }
 
 /// Relevance order: rounded score descending, then `tie` (a stable key order).
-pub fn by_score(a: &Hit, b: &Hit, tie: impl Fn(&Hit, &Hit) -> Ordering) -> Ordering {
+pub(crate) fn by_score(a: &Hit, b: &Hit, tie: impl Fn(&Hit, &Hit) -> Ordering) -> Ordering {
     b.rounded.cmp(&a.rounded).then_with(|| tie(a, b))
 }
 
 /// Weight of a compound keyword's whole form relative to its parts: the exact identifier,
 /// path or flag the agent typed (`notify_debouncer`) outweighs turns that only hold its parts
 /// (`notify`, `debouncer`), even short ones.
-pub const WHOLE_FORM_WEIGHT: f32 = 8.0;
+pub(crate) const WHOLE_FORM_WEIGHT: f32 = 8.0;
 
 /// Score rounded to 4 decimals, as an integer for exact comparisons.
-pub fn quantize(score: f32) -> i64 {
+pub(crate) fn quantize(score: f32) -> i64 {
     // scores are positive: adding a half and truncating rounds half up, without a libm call
     (f64::from(score.max(0.0)) * 10_000.0 + 0.5) as i64
 }
@@ -111,7 +111,7 @@ pub fn quantize(score: f32) -> i64 {
 /// `CONVERSATION_SEARCH_RANK` (`name=value` pairs, comma-separated, read once) overrides them
 /// for that benchmark; it is not a user setting.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct QueryWeights {
+pub(crate) struct QueryWeights {
     /// Multiplier of a function word's weight in a query with other words (`fw`).
     pub function_word: f32,
     /// Weight of a term occurrence in a turn's context field (the previous prompt) relative
@@ -128,7 +128,7 @@ pub struct QueryWeights {
 }
 
 impl QueryWeights {
-    pub const DEFAULT: QueryWeights = QueryWeights {
+    pub(crate) const DEFAULT: QueryWeights = QueryWeights {
         function_word: 0.2,
         context: 0.5,
         time: 2.5,
@@ -137,7 +137,7 @@ impl QueryWeights {
     };
 
     /// The weights in effect.
-    pub fn get() -> QueryWeights {
+    pub(crate) fn get() -> QueryWeights {
         static W: std::sync::OnceLock<QueryWeights> = std::sync::OnceLock::new();
         *W.get_or_init(|| {
             let mut w = Self::DEFAULT;

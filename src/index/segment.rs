@@ -11,7 +11,7 @@ use crate::util::blob::{Blob, Column, Text};
 
 /// An immutable segment.
 #[derive(Debug, Default)]
-pub struct Segment {
+pub(crate) struct Segment {
     /// Unique id (never reused within a process).
     pub id: u64,
     pub(super) term_bytes: Blob,
@@ -46,68 +46,70 @@ pub struct Segment {
 /// The terms (ids into the segment's dictionary) found for each stem a query asked for, kept
 /// for the next query (see `forms`); memory only, never written.
 #[derive(Debug, Default)]
-pub struct FormCache(pub(super) std::sync::Mutex<rustc_hash::FxHashMap<Box<str>, Box<[u32]>>>);
+pub(crate) struct FormCache(
+    pub(super) std::sync::Mutex<rustc_hash::FxHashMap<Box<str>, Box<[u32]>>>,
+);
 
 impl Segment {
-    pub fn doc_count(&self) -> usize {
+    pub(crate) fn doc_count(&self) -> usize {
         self.docs.count()
     }
 
-    pub fn term_count(&self) -> usize {
+    pub(crate) fn term_count(&self) -> usize {
         self.dfs.len()
     }
 
-    pub fn total_len(&self) -> u64 {
+    pub(crate) fn total_len(&self) -> u64 {
         self.total_len
     }
 
-    pub fn total_context_len(&self) -> u64 {
+    pub(crate) fn total_context_len(&self) -> u64 {
         self.total_context_len
     }
 
     /// Document `d`'s metadata, gathered from the columns.
     #[inline]
-    pub fn doc(&self, d: u32) -> DocMeta {
+    pub(crate) fn doc(&self, d: u32) -> DocMeta {
         self.docs.get(d)
     }
 
     /// Every document's conversation.
-    pub fn convs(&self) -> &[u32] {
+    pub(crate) fn convs(&self) -> &[u32] {
         self.docs.convs()
     }
 
     /// Every document's duplicate key (0 = none).
-    pub fn keys(&self) -> &[u64] {
+    pub(crate) fn keys(&self) -> &[u64] {
         self.docs.keys()
     }
 
     /// Documents with a word that is not one of their terms: only the others surely lack a
     /// phrase whose word-terms they lack.
-    pub fn odd_words(&self) -> &DocBits {
+    pub(crate) fn odd_words(&self) -> &DocBits {
         &self.odd
     }
 
     /// Length of document `d`.
     #[inline]
-    pub fn len_of(&self, d: u32) -> u32 {
+    pub(crate) fn len_of(&self, d: u32) -> u32 {
         self.docs.lens()[d as usize]
     }
 
     /// Length of document `d`'s context field.
     #[inline]
-    pub fn context_len_of(&self, d: u32) -> u32 {
+    pub(crate) fn context_len_of(&self, d: u32) -> u32 {
         self.docs.context_lens()[d as usize]
     }
 
     /// Duplicate key of document `d` (0 = none).
     #[inline]
-    pub fn key_of(&self, d: u32) -> u64 {
+    pub(crate) fn key_of(&self, d: u32) -> u64 {
         self.docs.keys()[d as usize]
     }
 
     /// Timestamp of document `d` (epoch ms, `i64::MIN` when unknown).
     #[inline]
-    pub fn timestamp_of(&self, d: u32) -> i64 {
+    pub(crate) fn timestamp_of(&self, d: u32) -> i64 {
         self.docs.timestamp(d)
     }
 
@@ -118,11 +120,11 @@ impl Segment {
         self.blockmax = BlockMax::build(lists, lens, &Bm25::default());
     }
 
-    pub fn blockmax(&self) -> &BlockMax {
+    pub(crate) fn blockmax(&self) -> &BlockMax {
         &self.blockmax
     }
 
-    pub fn text(&self, d: u32) -> DocText<'_> {
+    pub(crate) fn text(&self, d: u32) -> DocText<'_> {
         let [a, b, c, e, x] = self.docs.spans(d);
         DocText {
             user: &self.text[a..b],
@@ -137,13 +139,13 @@ impl Segment {
     }
 
     /// Term id of `term`, by binary search.
-    pub fn term_id(&self, term: &str) -> Option<u32> {
+    pub(crate) fn term_id(&self, term: &str) -> Option<u32> {
         self.term_id_in(0..self.dfs.len() as u32, term.as_bytes())
     }
 
     /// Term id of `key`, looked for only among the ids in `range` (a part of the sorted
     /// dictionary, such as a [`Self::prefix_range`]).
-    pub fn term_id_in(&self, range: std::ops::Range<u32>, key: &[u8]) -> Option<u32> {
+    pub(crate) fn term_id_in(&self, range: std::ops::Range<u32>, key: &[u8]) -> Option<u32> {
         let (mut lo, mut hi) = (
             range.start as usize,
             (range.end as usize).min(self.dfs.len()),
@@ -160,7 +162,7 @@ impl Segment {
     }
 
     /// Term ids of every term starting with `prefix` (a contiguous range of the sorted dictionary).
-    pub fn prefix_range(&self, prefix: &str) -> std::ops::Range<u32> {
+    pub(crate) fn prefix_range(&self, prefix: &str) -> std::ops::Range<u32> {
         let key = prefix.as_bytes();
         let lo = partition(self.dfs.len(), |i| self.term(i) < key);
         let hi = partition(self.dfs.len(), |i| {
@@ -170,11 +172,12 @@ impl Segment {
         lo as u32..hi.max(lo) as u32
     }
 
-    pub fn term_str(&self, id: u32) -> &str {
+    #[cfg(test)]
+    pub(crate) fn term_str(&self, id: u32) -> &str {
         std::str::from_utf8(self.term(id as usize)).unwrap_or("")
     }
 
-    pub fn postings(&self, id: u32) -> PostingList<'_> {
+    pub(crate) fn postings(&self, id: u32) -> PostingList<'_> {
         let i = id as usize;
         PostingList {
             df: self.dfs[i],
@@ -183,41 +186,41 @@ impl Segment {
         }
     }
 
-    pub fn lookup(&self, term: &str) -> Option<PostingList<'_>> {
+    pub(crate) fn lookup(&self, term: &str) -> Option<PostingList<'_>> {
         self.term_id(term).map(|id| self.postings(id))
     }
 
     /// Distinct file paths recorded in this segment, sorted.
-    pub fn paths(&self) -> &[Box<str>] {
+    pub(crate) fn paths(&self) -> &[Box<str>] {
         &self.paths
     }
 
     /// Documents that touched path number `path` (index into [`Self::paths`]), with the op.
-    pub fn path_docs(&self, path: u32) -> &[(u32, u32, u8)] {
+    pub(crate) fn path_docs(&self, path: u32) -> &[(u32, u32, u8)] {
         let lo = self.path_refs.partition_point(|r| r.0 < path);
         let hi = self.path_refs.partition_point(|r| r.0 <= path);
         &self.path_refs[lo..hi]
     }
 
     /// Documents whose duplicate key is `key`.
-    pub fn docs_with_dup(&self, key: u64) -> impl Iterator<Item = u32> + '_ {
+    pub(crate) fn docs_with_dup(&self, key: u64) -> impl Iterator<Item = u32> + '_ {
         let lo = self.dup_keys.partition_point(|&k| k < key);
         let hi = lo + self.dup_keys[lo..].partition_point(|&k| k == key);
         self.dup_docs[lo..hi].iter().copied()
     }
 
     /// The duplicate keys of the documents that have one, sorted (with repeats).
-    pub fn dup_keys(&self) -> &[u64] {
+    pub(crate) fn dup_keys(&self) -> &[u64] {
         &self.dup_keys
     }
 
     /// The document of each of [`Self::dup_keys`].
-    pub fn dup_docs(&self) -> &[u32] {
+    pub(crate) fn dup_docs(&self) -> &[u32] {
         &self.dup_docs
     }
 
     /// Bytes held by (text, postings, dictionary, documents, paths), for diagnostics.
-    pub fn breakdown(&self) -> [usize; 5] {
+    pub(crate) fn breakdown(&self) -> [usize; 5] {
         [
             self.text.len(),
             self.postings.len(),
@@ -231,7 +234,7 @@ impl Segment {
     }
 
     /// Heap bytes held, by structure (views of a mapped file hold none).
-    pub fn heap_parts(&self) -> [(&'static str, usize); 9] {
+    pub(crate) fn heap_parts(&self) -> [(&'static str, usize); 9] {
         [
             (
                 "dictionary",
@@ -256,11 +259,6 @@ impl Segment {
             ("document bits", self.odd.heap_bytes()),
             ("segment", std::mem::size_of::<Segment>()),
         ]
-    }
-
-    /// Heap bytes held.
-    pub fn heap_bytes(&self) -> usize {
-        self.heap_parts().iter().map(|p| p.1).sum()
     }
 }
 

@@ -10,7 +10,7 @@ use super::view::Tombstones;
 use crate::util::codec::{Decoder, Encoder, Source, corrupt};
 use std::io::{self, Write};
 
-pub fn write_segment<W: Write>(e: &mut Encoder<W>, s: &Segment) -> io::Result<()> {
+pub(crate) fn write_segment<W: Write>(e: &mut Encoder<W>, s: &Segment) -> io::Result<()> {
     e.u64(s.id)?;
     e.bytes(&s.term_bytes)?;
     e.column(&s.term_offsets)?;
@@ -46,20 +46,12 @@ fn monotone_within<T: Copy + PartialOrd + Into<u64>>(v: &[T], end: u64) -> bool 
 
 /// A segment as read back, before what is derived from it (the block maxima) is computed:
 /// [`RawSegment::finish`] does that, on whichever thread is free.
-pub struct RawSegment(Segment);
+pub(crate) struct RawSegment(Segment);
 
 impl RawSegment {
-    pub fn id(&self) -> u64 {
-        self.0.id
-    }
-
-    pub fn doc_count(&self) -> usize {
-        self.0.doc_count()
-    }
-
     /// Computes the block maxima again when they were written with other scoring parameters
     /// than this process uses.
-    pub fn finish(mut self) -> Segment {
+    pub(crate) fn finish(mut self) -> Segment {
         if !self.0.blockmax.usable(&Bm25::default()) {
             self.0.derive();
         }
@@ -68,7 +60,7 @@ impl RawSegment {
 }
 
 /// Reads a segment written by [`write_segment`], checking every offset and reference.
-pub fn read_segment<R: Source>(d: &mut Decoder<R>) -> io::Result<RawSegment> {
+pub(crate) fn read_segment<R: Source>(d: &mut Decoder<R>) -> io::Result<RawSegment> {
     let mut seg = Segment {
         id: d.u64()?,
         ..Segment::default()
@@ -165,7 +157,7 @@ fn read_dups<R: Source>(d: &mut Decoder<R>, seg: &mut Segment) -> io::Result<()>
     Ok(())
 }
 
-pub fn write_tombstones<W: Write>(e: &mut Encoder<W>, t: &Tombstones) -> io::Result<()> {
+pub(crate) fn write_tombstones<W: Write>(e: &mut Encoder<W>, t: &Tombstones) -> io::Result<()> {
     e.u64s(&t.bits)?;
     e.u32(t.count)?;
     e.u64(t.len_sum)?;
@@ -176,12 +168,18 @@ pub fn write_tombstones<W: Write>(e: &mut Encoder<W>, t: &Tombstones) -> io::Res
     e.u32s(&df.iter().map(|p| p.1).collect::<Vec<_>>())
 }
 
-pub fn read_tombstones<R: Source>(d: &mut Decoder<R>, seg: &RawSegment) -> io::Result<Tombstones> {
+pub(crate) fn read_tombstones<R: Source>(
+    d: &mut Decoder<R>,
+    seg: &RawSegment,
+) -> io::Result<Tombstones> {
     read_tombstones_of(d, &seg.0)
 }
 
 /// [`read_tombstones`] of a segment already in use (a follower's new tombstones for it).
-pub fn read_tombstones_of<R: Source>(d: &mut Decoder<R>, seg: &Segment) -> io::Result<Tombstones> {
+pub(crate) fn read_tombstones_of<R: Source>(
+    d: &mut Decoder<R>,
+    seg: &Segment,
+) -> io::Result<Tombstones> {
     let bits = d.u64s()?;
     let count = d.u32()?;
     let len_sum = d.u64()?;

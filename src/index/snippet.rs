@@ -9,7 +9,7 @@ use memchr::memmem;
 
 /// A snippet and whether it came from the turn's prose or only from its tools field.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Snippet {
+pub(crate) struct Snippet {
     pub text: String,
     /// True when no query term occurs in the prompt or reply, only in tool names, file paths
     /// or commands.
@@ -181,7 +181,7 @@ fn cut(text: &str, mut start: usize, mut end: usize, max: usize) -> String {
 /// A snippet of at most about `max` characters of `prose` (prompt and reply) centred on the
 /// densest cluster of the plan's terms; falls back to the `tools` field when the terms only
 /// occur there.
-pub fn centred(prose: &str, tools: &str, plan: &Plan, max: usize) -> Snippet {
+pub(crate) fn centred(prose: &str, tools: &str, plan: &Plan, max: usize) -> Snippet {
     let found = matches(prose, plan);
     if found.is_empty() {
         let in_tools = matches(tools, plan);
@@ -198,21 +198,6 @@ pub fn centred(prose: &str, tools: &str, plan: &Plan, max: usize) -> Snippet {
         text: cut(prose, s, e, max),
         tools_only: false,
     }
-}
-
-/// The first `max` characters of `text`, cut at a word boundary when one is near, with `…`
-/// when text was cut.
-pub fn head(text: &str, max: usize) -> String {
-    let text = text.trim();
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
-    let cut = match cut.rfind(char::is_whitespace) {
-        Some(i) if i > cut.len() * 3 / 4 => cut[..i].trim_end().to_owned(),
-        _ => cut,
-    };
-    format!("{cut}…")
 }
 
 #[cfg(test)]

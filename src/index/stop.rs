@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// Candidates evaluated between two looks at the clock.
-pub const CHECK_EVERY: u64 = 256;
+pub(crate) const CHECK_EVERY: u64 = 256;
 
 #[derive(Debug, Default)]
 struct Inner {
@@ -17,7 +17,7 @@ struct Inner {
 
 /// A shared stop condition; the default never stops. Clones share the condition.
 #[derive(Debug, Clone, Default)]
-pub struct Stop(Option<Arc<Inner>>);
+pub(crate) struct Stop(Option<Arc<Inner>>);
 
 impl PartialEq for Stop {
     /// Stop conditions are not part of what a plan means.
@@ -28,7 +28,7 @@ impl PartialEq for Stop {
 
 impl Stop {
     /// Stops at `deadline` (if any) or when [`Stop::cancel`] is called.
-    pub fn new(deadline: Option<Instant>) -> Self {
+    pub(crate) fn new(deadline: Option<Instant>) -> Self {
         Stop(Some(Arc::new(Inner {
             deadline,
             ..Inner::default()
@@ -36,14 +36,14 @@ impl Stop {
     }
 
     /// Asks the query to stop at its next check.
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         if let Some(i) = &self.0 {
             i.cancelled.store(true, Ordering::Relaxed);
         }
     }
 
     /// Whether the query should stop now (and remember that it did).
-    pub fn check(&self) -> bool {
+    pub(crate) fn check(&self) -> bool {
         let Some(i) = &self.0 else { return false };
         if i.fired.load(Ordering::Relaxed) {
             return true;
@@ -57,14 +57,15 @@ impl Stop {
     }
 
     /// Whether a check stopped the query.
-    pub fn fired(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn fired(&self) -> bool {
         self.0
             .as_ref()
             .is_some_and(|i| i.fired.load(Ordering::Relaxed))
     }
 
     /// Whether the query was cancelled (rather than out of time).
-    pub fn cancelled(&self) -> bool {
+    pub(crate) fn cancelled(&self) -> bool {
         self.0
             .as_ref()
             .is_some_and(|i| i.cancelled.load(Ordering::Relaxed))

@@ -14,9 +14,9 @@ use super::fold::{accent_fold, is_combining, width_fold};
 use parts::split_parts;
 
 /// Longest single term kept, in bytes (longer runs are blobs: hashes, base64).
-pub const MAX_TERM_BYTES: usize = 64;
+pub(crate) const MAX_TERM_BYTES: usize = 64;
 /// Longest whole compound kept (paths, dotted names), in bytes.
-pub const MAX_COMPOUND_BYTES: usize = 128;
+pub(crate) const MAX_COMPOUND_BYTES: usize = 128;
 
 #[inline]
 const fn is_connector(b: u8) -> bool {
@@ -78,7 +78,7 @@ enum Class {
 /// `CONVERSATION_SEARCH_TOKENIZER` (comma-separated: `whole-only`, `parts-only`, `stem`,
 /// `stopwords`) and exist for measurement, not for users.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TokenizerConfig {
+pub(crate) struct TokenizerConfig {
     /// Emit a compound's whole form (`src/index/mod.rs`, `notify_debouncer`).
     pub whole: bool,
     /// Emit a compound's parts (`src`, `index`, `notify`, `debouncer`).
@@ -102,7 +102,7 @@ impl Default for TokenizerConfig {
 
 impl TokenizerConfig {
     /// The configuration selected by `CONVERSATION_SEARCH_TOKENIZER` (read once).
-    pub fn current() -> Self {
+    pub(crate) fn current() -> Self {
         static CONFIG: std::sync::OnceLock<TokenizerConfig> = std::sync::OnceLock::new();
         *CONFIG.get_or_init(|| {
             let mut c = TokenizerConfig::default();
@@ -130,7 +130,7 @@ const STOPWORDS: &[&str] = &[
 ];
 
 /// Reusable tokenizer state (scratch buffers), so tokenizing allocates nothing per call.
-pub struct Tokenizer {
+pub(crate) struct Tokenizer {
     lower: String,
     /// A part of a compound, lowercased.
     lower_part: String,
@@ -152,11 +152,11 @@ impl Default for Tokenizer {
 }
 
 impl Tokenizer {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    pub fn with_config(config: TokenizerConfig) -> Self {
+    pub(crate) fn with_config(config: TokenizerConfig) -> Self {
         let stemmer = config.stem.then(|| {
             bm25::DefaultTokenizer::builder()
                 .language_mode(bm25::Language::English)
@@ -177,23 +177,27 @@ impl Tokenizer {
         }
     }
 
-    pub fn config(&self) -> TokenizerConfig {
+    pub(crate) fn config(&self) -> TokenizerConfig {
         self.config
     }
 
     /// Whether some word (maximal alphanumeric run, ASCII, at most [`MAX_TERM_BYTES`]) of the
     /// texts tokenized since the last call was not emitted as the term it gives alone; resets.
-    pub fn take_odd(&mut self) -> bool {
+    pub(crate) fn take_odd(&mut self) -> bool {
         std::mem::take(&mut self.odd)
     }
 
     /// Calls `emit` with every term of `text`, in order (a compound's whole form first).
-    pub fn for_each_term(&mut self, text: &str, mut emit: impl FnMut(&str)) {
+    pub(crate) fn for_each_term(&mut self, text: &str, mut emit: impl FnMut(&str)) {
         self.for_each_term_at(text, |t, _, _| emit(t));
     }
 
     /// Like [`Self::for_each_term`], with the byte range of `text` each term came from.
-    pub fn for_each_term_at(&mut self, text: &str, mut emit: impl FnMut(&str, usize, usize)) {
+    pub(crate) fn for_each_term_at(
+        &mut self,
+        text: &str,
+        mut emit: impl FnMut(&str, usize, usize),
+    ) {
         if self.fast && text.is_ascii() {
             self.for_each_term_ascii(text, &mut emit);
             return;
@@ -430,7 +434,8 @@ impl Tokenizer {
     }
 
     /// All terms of `text`, collected (for queries and tests).
-    pub fn terms(&mut self, text: &str) -> Vec<String> {
+    #[cfg(test)]
+    pub(crate) fn terms(&mut self, text: &str) -> Vec<String> {
         let mut out = Vec::new();
         self.for_each_term(text, |t| out.push(t.to_owned()));
         out

@@ -20,7 +20,7 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 
 /// Splits the segments of `view` into two halves of about equal size (for two threads).
-pub fn halves(view: &IndexView) -> [Vec<usize>; 2] {
+pub(crate) fn halves(view: &IndexView) -> [Vec<usize>; 2] {
     let mut order: Vec<usize> = (0..view.segs.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(view.segs[i].seg.doc_count()));
     let mut out = [Vec::new(), Vec::new()];
@@ -35,11 +35,11 @@ pub fn halves(view: &IndexView) -> [Vec<usize>; 2] {
 
 /// Segments with fewer documents are evaluated exhaustively (exact counts). Low enough that
 /// a 300 MB corpus (a few segments of ~2.5k turns) prunes: 4 common terms p50 0.45 -> 0.26 ms.
-pub const PRUNE_MIN_DOCS: usize = 1024;
+pub(crate) const PRUNE_MIN_DOCS: usize = 1024;
 
 /// How pruning is allowed for one evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pruning {
+pub(crate) enum Pruning {
     /// Relevance order (rounded score, then a key): bounds on scores may prune.
     ByScore,
     /// Any other order: every match is visited.
@@ -49,7 +49,7 @@ pub enum Pruning {
 /// The first key of an evaluation's rank, which its `rank` must order by before anything else:
 /// deferred candidates are selected by it, cheaply, before the rank orders them fully.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lead {
+pub(crate) enum Lead {
     /// Rounded score, highest first (relevance).
     Score,
     /// Timestamp, newest first (recency).
@@ -70,7 +70,7 @@ impl Lead {
 
 /// The outcome of an evaluation.
 #[derive(Debug, Clone)]
-pub struct Evaluation {
+pub(crate) struct Evaluation {
     /// Accepted matches; a lower bound when `exact` is false.
     pub total: usize,
     pub exact: bool,
@@ -80,7 +80,7 @@ pub struct Evaluation {
 }
 
 /// What to evaluate, over which segments, and what to keep.
-pub struct EvalRequest<'a, R> {
+pub(crate) struct EvalRequest<'a, R> {
     pub view: &'a IndexView,
     /// Indices into `view.segs` to scan; statistics always come from the whole view.
     pub scan: &'a [usize],
@@ -107,7 +107,7 @@ pub struct EvalRequest<'a, R> {
 /// and decides whether it counts. A document that cannot enter the best `k` and for which
 /// `surely(segment, doc)` holds (no filter could reject it) is counted without calling
 /// `accept`. Returns the accepted matches' count and the best `k` in `rank` order.
-pub fn evaluate<R>(
+pub(crate) fn evaluate<R>(
     req: &EvalRequest<'_, R>,
     accept: impl FnMut(usize, u32, &DocMeta, u8) -> bool,
     surely: impl Fn(&Segment, u32) -> bool,

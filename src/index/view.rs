@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 /// Dead documents of one segment and what they contributed to the statistics.
 #[derive(Debug, Clone, Default)]
-pub struct Tombstones {
+pub(crate) struct Tombstones {
     pub(super) bits: Vec<u64>,
     pub count: u32,
     pub len_sum: u64,
@@ -21,12 +21,12 @@ pub struct Tombstones {
 
 impl Tombstones {
     /// Heap bytes held (approximate for the map).
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.bits.capacity() * 8 + self.df.capacity() * 9 * 8 / 7
     }
 
     #[inline]
-    pub fn contains(&self, doc: u32) -> bool {
+    pub(crate) fn contains(&self, doc: u32) -> bool {
         self.bits
             .get((doc >> 6) as usize)
             .is_some_and(|w| w & (1 << (doc & 63)) != 0)
@@ -35,25 +35,25 @@ impl Tombstones {
 
 /// A segment as seen by one snapshot.
 #[derive(Debug, Clone)]
-pub struct SegView {
+pub(crate) struct SegView {
     pub seg: Arc<Segment>,
     pub dead: Arc<Tombstones>,
 }
 
 impl SegView {
-    pub fn new(seg: Arc<Segment>) -> Self {
+    pub(crate) fn new(seg: Arc<Segment>) -> Self {
         Self {
             seg,
             dead: Arc::new(Tombstones::default()),
         }
     }
 
-    pub fn live_count(&self) -> usize {
+    pub(crate) fn live_count(&self) -> usize {
         self.seg.doc_count() - self.dead.count as usize
     }
 
     /// Live document frequency of a segment term.
-    pub fn df(&self, term_id: u32) -> u32 {
+    pub(crate) fn df(&self, term_id: u32) -> u32 {
         let dead = self.dead.df.get(&term_id).copied().unwrap_or(0);
         self.seg.postings(term_id).df - dead
     }
@@ -61,7 +61,7 @@ impl SegView {
 
 /// Segments plus exact statistics over their live documents.
 #[derive(Debug, Clone, Default)]
-pub struct IndexView {
+pub(crate) struct IndexView {
     pub segs: Vec<SegView>,
     pub live_docs: u64,
     pub live_len: u64,
@@ -70,7 +70,8 @@ pub struct IndexView {
 }
 
 impl IndexView {
-    pub fn from_segments(segs: Vec<Arc<Segment>>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn from_segments(segs: Vec<Arc<Segment>>) -> Self {
         let mut v = IndexView::default();
         for s in segs {
             v.add(s);
@@ -78,12 +79,12 @@ impl IndexView {
         v
     }
 
-    pub fn add(&mut self, seg: Arc<Segment>) {
+    pub(crate) fn add(&mut self, seg: Arc<Segment>) {
         self.push(SegView::new(seg));
     }
 
     /// Adds a segment with its dead documents (restored), counting its live ones.
-    pub fn push(&mut self, sv: SegView) {
+    pub(crate) fn push(&mut self, sv: SegView) {
         self.live_docs += sv.live_count() as u64;
         self.live_len += sv.seg.total_len().saturating_sub(sv.dead.len_sum);
         self.live_context_len +=
@@ -92,7 +93,7 @@ impl IndexView {
     }
 
     /// Removes a segment whose documents are all dead (or that was merged elsewhere).
-    pub fn remove_segment(&mut self, seg_id: u64) {
+    pub(crate) fn remove_segment(&mut self, seg_id: u64) {
         if let Some(i) = self.segs.iter().position(|s| s.seg.id == seg_id) {
             let s = self.segs.remove(i);
             self.live_docs -= s.live_count() as u64;
@@ -101,11 +102,11 @@ impl IndexView {
         }
     }
 
-    pub fn seg_index(&self, seg_id: u64) -> Option<usize> {
+    pub(crate) fn seg_index(&self, seg_id: u64) -> Option<usize> {
         self.segs.iter().position(|s| s.seg.id == seg_id)
     }
 
-    pub fn avg_len(&self) -> f32 {
+    pub(crate) fn avg_len(&self) -> f32 {
         if self.live_docs == 0 {
             1.0
         } else {
@@ -114,7 +115,7 @@ impl IndexView {
     }
 
     /// Average length of the live documents' context fields (1 when there are none).
-    pub fn avg_context_len(&self) -> f32 {
+    pub(crate) fn avg_context_len(&self) -> f32 {
         if self.live_docs == 0 || self.live_context_len == 0 {
             1.0
         } else {
@@ -123,7 +124,7 @@ impl IndexView {
     }
 
     /// Live document frequency of `term` across all segments.
-    pub fn df(&self, term: &str) -> u64 {
+    pub(crate) fn df(&self, term: &str) -> u64 {
         self.segs
             .iter()
             .filter_map(|s| s.seg.term_id(term).map(|id| u64::from(s.df(id))))
@@ -132,7 +133,7 @@ impl IndexView {
 
     /// Marks documents of segment `seg_id` dead, subtracting their statistics. Already-dead
     /// documents are ignored. Copy-on-write: snapshots holding the old view are unaffected.
-    pub fn kill(&mut self, seg_id: u64, docs: &[u32], tokenizer: &mut Tokenizer) {
+    pub(crate) fn kill(&mut self, seg_id: u64, docs: &[u32], tokenizer: &mut Tokenizer) {
         let Some(i) = self.seg_index(seg_id) else {
             return;
         };

@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 
 /// How often a follower looks for a new generation when the generations directory cannot be
 /// watched (otherwise a new delta file wakes it at once; the poll stays as a safety net).
-pub const FOLLOW_POLL: Duration = Duration::from_millis(100);
+pub(crate) const FOLLOW_POLL: Duration = Duration::from_millis(100);
 const FOLLOW_POLL_WATCHED: Duration = Duration::from_millis(500);
 /// A follower tries the writer lock every this long (a takeover within half a second).
 const LOCK_EVERY: Duration = Duration::from_millis(500);
 
 /// How following ended.
-pub enum Followed {
+pub(crate) enum Followed {
     /// Asked to stop (answer on the sender once done).
     Stop(Sender<()>),
     /// The writer lock is ours: lead from the state followed so far.
@@ -26,7 +26,7 @@ pub enum Followed {
 }
 
 /// Follows the writer's generations until stopped or until the writer lock is taken.
-pub fn follow(
+pub(crate) fn follow(
     writer: &mut Writer,
     cache: &Cache,
     status: &LiveStatus,

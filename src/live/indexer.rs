@@ -20,7 +20,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 /// The live index's loop and everything it keeps between wake-ups.
-pub struct Indexer {
+pub(crate) struct Indexer {
     writer: Writer,
     status: Arc<LiveStatus>,
     cfg: LiveConfig,
@@ -51,7 +51,7 @@ impl Indexer {
     /// the lock comes free, or a stop: then `None`, the stop answered), opens the store, sets up
     /// watching (before the first build, so that nothing written meanwhile is missed) and runs
     /// the first build.
-    pub fn start(
+    pub(crate) fn start(
         mut writer: Writer,
         status: Arc<LiveStatus>,
         cfg: LiveConfig,
@@ -113,7 +113,7 @@ impl Indexer {
     }
 
     /// Keeps the index fresh until stopped.
-    pub fn run(mut self) {
+    pub(crate) fn run(mut self) {
         loop {
             let wake = self.next_wake();
             // as it was before this wake-up (what it brings is polled at the next one)

@@ -1,18 +1,18 @@
 //! The live index: follows the transcript directories while agents write to them. Events from
 //! the file watcher are debounced per path (quiet period, bounded staleness) and applied by the
 //! single writer; when watching is impossible the corpus is rescanned periodically instead.
-pub mod follower;
+pub(crate) mod follower;
 mod indexer;
 mod saver;
-pub mod schedule;
-pub mod status;
-pub mod watch;
+pub(crate) mod schedule;
+pub(crate) mod status;
+pub(crate) mod watch;
 
 use crate::cache::Cache;
 use crate::corpus::StoreConfig;
 use crate::corpus::writer::Writer;
-pub use indexer::Indexer;
-pub use status::{LiveStatus, Role, WatchMode};
+pub(crate) use indexer::Indexer;
+pub(crate) use status::{LiveStatus, Role};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Duration;
@@ -20,7 +20,7 @@ use watch::Wake;
 
 /// Timing of the live index.
 #[derive(Debug, Clone, Copy)]
-pub struct LiveConfig {
+pub(crate) struct LiveConfig {
     /// Apply a change once its path has been quiet this long.
     pub debounce: Duration,
     /// Apply a change at the latest this long after its first unapplied event.
@@ -44,13 +44,13 @@ impl Default for LiveConfig {
 
 /// Asks the indexer thread to save its pending work and stop.
 #[derive(Clone)]
-pub struct Stopper(Sender<Wake>);
+pub(crate) struct Stopper(Sender<Wake>);
 
 impl Stopper {
     /// Requests the stop and waits up to `timeout` for the indexer to confirm (it cannot
     /// answer while its first build runs; the cache file is replaced atomically, so exiting
     /// meanwhile loses nothing).
-    pub fn stop(&self, timeout: Duration) {
+    pub(crate) fn stop(&self, timeout: Duration) {
         let (done_tx, done_rx) = channel();
         if self.0.send(Wake::Stop(done_tx)).is_ok() {
             let _ = done_rx.recv_timeout(timeout);
@@ -59,7 +59,7 @@ impl Stopper {
 }
 
 /// The channel that wakes the indexer: the sender side to stop it, the receiver for [`run`].
-pub fn channel_pair() -> (Stopper, Sender<Wake>, Receiver<Wake>) {
+pub(crate) fn channel_pair() -> (Stopper, Sender<Wake>, Receiver<Wake>) {
     let (tx, rx) = channel();
     (Stopper(tx.clone()), tx, rx)
 }
@@ -68,7 +68,7 @@ pub fn channel_pair() -> (Stopper, Sender<Wake>, Receiver<Wake>) {
 /// thread and owns the writer; `tx`/`rx` come from [`channel_pair`]. With a cache, only the
 /// server holding its writer lock reads transcripts; the others follow its generations until
 /// the lock comes free (see [`follower`]).
-pub fn run(
+pub(crate) fn run(
     writer: Writer,
     status: Arc<LiveStatus>,
     cfg: LiveConfig,

@@ -13,14 +13,14 @@ struct Pending {
 
 /// Pending changed paths and their deadlines.
 #[derive(Debug)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     debounce: Duration,
     max_staleness: Duration,
     pending: BTreeMap<PathBuf, Pending>,
 }
 
 impl Schedule {
-    pub fn new(debounce: Duration, max_staleness: Duration) -> Self {
+    pub(crate) fn new(debounce: Duration, max_staleness: Duration) -> Self {
         Self {
             debounce,
             max_staleness: max_staleness.max(debounce),
@@ -29,7 +29,7 @@ impl Schedule {
     }
 
     /// Records a change at `path` seen at `now`.
-    pub fn note(&mut self, path: PathBuf, now: Instant) {
+    pub(crate) fn note(&mut self, path: PathBuf, now: Instant) {
         self.pending
             .entry(path)
             .and_modify(|p| p.last = now)
@@ -44,12 +44,12 @@ impl Schedule {
     }
 
     /// The earliest deadline of any pending path.
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
         self.pending.values().map(|p| self.deadline(p)).min()
     }
 
     /// Removes and returns the paths whose deadline has passed.
-    pub fn take_due(&mut self, now: Instant) -> Vec<PathBuf> {
+    pub(crate) fn take_due(&mut self, now: Instant) -> Vec<PathBuf> {
         let due: Vec<PathBuf> = self
             .pending
             .iter()
@@ -62,11 +62,12 @@ impl Schedule {
         due
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.pending.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.pending.is_empty()
     }
 }

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// How changes to the transcript directories are noticed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum WatchMode {
+pub(crate) enum WatchMode {
     /// The index is not live (one-shot commands), or the watcher has not started yet.
     #[default]
     Off,
@@ -16,7 +16,7 @@ pub enum WatchMode {
 
 impl WatchMode {
     /// The name `index_status` reports (empty when not live).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             WatchMode::Off => "",
             WatchMode::Watch => "watch",
@@ -27,7 +27,7 @@ impl WatchMode {
 
 /// This server's part in sharing the index with the other servers of its configuration.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     /// Reads transcripts itself without sharing (no cache, one-shot commands, or the writer
     /// lock could not be used).
     #[default]
@@ -40,7 +40,7 @@ pub enum Role {
 
 /// Live-index state shared between the indexer thread and the tools.
 #[derive(Debug, Default)]
-pub struct LiveStatus {
+pub(crate) struct LiveStatus {
     mode: Mutex<(WatchMode, Option<String>)>,
     /// Role, and the generation (chain, sequence) last published or followed.
     role: Mutex<(Role, (u64, u64))>,
@@ -61,7 +61,7 @@ pub struct LiveStatus {
 impl LiveStatus {
     /// The status of a live index configured with `cfg`, before its indexer has started:
     /// the configured periods and the watch mode it will try are known from the first moment.
-    pub fn configured(cfg: &super::LiveConfig) -> Self {
+    pub(crate) fn configured(cfg: &super::LiveConfig) -> Self {
         let s = Self::default();
         s.debounce_ms
             .store(cfg.debounce.as_millis() as u64, Ordering::Relaxed);
@@ -77,7 +77,7 @@ impl LiveStatus {
 
     /// The mode in use, or the one planned while the indexer has set up none (a follower
     /// plans none: it reads no transcript).
-    pub fn shown_mode(&self) -> WatchMode {
+    pub(crate) fn shown_mode(&self) -> WatchMode {
         match self.mode() {
             WatchMode::Off if self.role().0 != Role::Follower => {
                 *self.planned.lock().unwrap_or_else(|p| p.into_inner())
@@ -87,16 +87,16 @@ impl LiveStatus {
     }
 
     /// Notes that the first build (or following) has begun.
-    pub fn begin(&self) {
+    pub(crate) fn begin(&self) {
         self.begun.store(true, Ordering::Relaxed);
     }
 
-    pub fn begun(&self) -> bool {
+    pub(crate) fn begun(&self) -> bool {
         self.begun.load(Ordering::Relaxed)
     }
 
     /// Sets the mode; `error` (why watching is unavailable) is kept until replaced.
-    pub fn set_mode(&self, mode: WatchMode, error: Option<String>) {
+    pub(crate) fn set_mode(&self, mode: WatchMode, error: Option<String>) {
         let mut g = self.mode.lock().unwrap_or_else(|p| p.into_inner());
         g.0 = mode;
         if error.is_some() {
@@ -104,19 +104,19 @@ impl LiveStatus {
         }
     }
 
-    pub fn set_error(&self, error: String) {
+    pub(crate) fn set_error(&self, error: String) {
         self.mode.lock().unwrap_or_else(|p| p.into_inner()).1 = Some(error);
     }
 
-    pub fn mode(&self) -> WatchMode {
+    pub(crate) fn mode(&self) -> WatchMode {
         self.mode.lock().unwrap_or_else(|p| p.into_inner()).0
     }
 
-    pub fn watching(&self) -> bool {
+    pub(crate) fn watching(&self) -> bool {
         self.mode() == WatchMode::Watch
     }
 
-    pub fn error(&self) -> Option<String> {
+    pub(crate) fn error(&self) -> Option<String> {
         self.mode
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -125,7 +125,7 @@ impl LiveStatus {
     }
 
     /// Notes a directory polled instead of watched (once per path; the latest reason kept).
-    pub fn add_polled(&self, dir: std::path::PathBuf, reason: String) {
+    pub(crate) fn add_polled(&self, dir: std::path::PathBuf, reason: String) {
         let mut g = self.polled.lock().unwrap_or_else(|p| p.into_inner());
         match g.iter_mut().find(|(d, _)| *d == dir) {
             Some(entry) => entry.1 = reason,
@@ -134,34 +134,30 @@ impl LiveStatus {
     }
 
     /// Forgets a polled directory that went away.
-    pub fn remove_polled(&self, dir: &std::path::Path) {
+    pub(crate) fn remove_polled(&self, dir: &std::path::Path) {
         let mut g = self.polled.lock().unwrap_or_else(|p| p.into_inner());
         g.retain(|(d, _)| d != dir);
     }
 
     /// Directories polled instead of watched, with the reason.
-    pub fn polled(&self) -> Vec<(std::path::PathBuf, String)> {
+    pub(crate) fn polled(&self) -> Vec<(std::path::PathBuf, String)> {
         self.polled
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
     }
 
-    pub fn set_role(&self, role: Role) {
+    pub(crate) fn set_role(&self, role: Role) {
         self.role.lock().unwrap_or_else(|p| p.into_inner()).0 = role;
     }
 
     /// The generation (chain, sequence) published or followed last.
-    pub fn set_followed(&self, generation: (u64, u64)) {
+    pub(crate) fn set_followed(&self, generation: (u64, u64)) {
         self.role.lock().unwrap_or_else(|p| p.into_inner()).1 = generation;
     }
 
-    pub fn role(&self) -> (Role, (u64, u64)) {
+    pub(crate) fn role(&self) -> (Role, (u64, u64)) {
         *self.role.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub fn pending(&self) -> usize {
-        self.pending.load(Ordering::Relaxed)
     }
 }
 

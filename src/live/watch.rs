@@ -17,11 +17,11 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 
 /// What the watcher sends: one file-system event, or an error.
-pub type WatchEvent = notify::Result<Event>;
+pub(crate) type WatchEvent = notify::Result<Event>;
 
 /// What wakes the indexer thread: a file-system event, or the server shutting down (answered
 /// on the enclosed sender once pending work is saved).
-pub enum Wake {
+pub(crate) enum Wake {
     Fs(WatchEvent),
     Stop(Sender<()>),
 }
@@ -40,7 +40,7 @@ enum Plan {
 
 /// Test hook: `CONVERSATION_SEARCH_TEST_MAX_WATCHES` caps the directories watched, as a low
 /// inotify limit would, so that black-box tests can reach the limit anywhere. Read once.
-pub const MAX_WATCHES_ENV: &str = "CONVERSATION_SEARCH_TEST_MAX_WATCHES";
+pub(crate) const MAX_WATCHES_ENV: &str = "CONVERSATION_SEARCH_TEST_MAX_WATCHES";
 
 fn max_watches() -> Option<usize> {
     static CAP: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
@@ -48,7 +48,7 @@ fn max_watches() -> Option<usize> {
 }
 
 /// The watcher of all roots.
-pub struct Watch {
+pub(crate) struct Watch {
     inner: Inner,
     roots: Vec<(PathBuf, Plan)>,
     /// Directories under roots that are watched (each on its own).
@@ -66,7 +66,7 @@ pub struct Watch {
 }
 
 /// Why a watch failed, naming the real cause; the limit hint only for the limit.
-pub fn why(e: &notify::Error) -> String {
+pub(crate) fn why(e: &notify::Error) -> String {
     match &e.kind {
         notify::ErrorKind::MaxFilesWatch => "the inotify watch limit is reached (ENOSPC from \
              inotify_add_watch; on Linux, raise fs.inotify.max_user_watches)"
@@ -88,7 +88,7 @@ fn nearest_existing_ancestor(path: &Path) -> Option<PathBuf> {
 
 impl Watch {
     /// Starts watching `roots`; events (batches of changed paths) go to `tx`.
-    pub fn start(roots: &[PathBuf], tx: Sender<Wake>) -> Result<Self, String> {
+    pub(crate) fn start(roots: &[PathBuf], tx: Sender<Wake>) -> Result<Self, String> {
         let inner = notify::recommended_watcher(move |event: WatchEvent| {
             let _ = tx.send(Wake::Fs(event));
         })
@@ -248,7 +248,7 @@ impl Watch {
     /// in, or replaced) is watched with everything under it; a watched one that is gone is
     /// forgotten. The caller rescans the path, which finds what was created in a new directory
     /// before its watch was added.
-    pub fn saw(&mut self, path: &Path) {
+    pub(crate) fn saw(&mut self, path: &Path) {
         if self.root_of(path).is_none() {
             return;
         }
@@ -270,12 +270,12 @@ impl Watch {
     }
 
     /// Polled directories that went away since the last call (drained).
-    pub fn take_gone(&mut self) -> Vec<PathBuf> {
+    pub(crate) fn take_gone(&mut self) -> Vec<PathBuf> {
         std::mem::take(&mut self.gone)
     }
 
     /// Directories that cannot be watched, with the reason (drained: each is reported once).
-    pub fn take_polled(&mut self) -> Vec<(PathBuf, String)> {
+    pub(crate) fn take_polled(&mut self) -> Vec<(PathBuf, String)> {
         std::mem::take(&mut self.polled)
     }
 
@@ -283,7 +283,10 @@ impl Watch {
     /// once each) whose target lies outside the roots, so appends to the target are seen.
     /// Returns the links newly followed: what was written to their targets before the watch
     /// began is not reported by it, so the caller reads them again.
-    pub fn follow_links<'a>(&mut self, files: impl Iterator<Item = &'a Path>) -> Vec<PathBuf> {
+    pub(crate) fn follow_links<'a>(
+        &mut self,
+        files: impl Iterator<Item = &'a Path>,
+    ) -> Vec<PathBuf> {
         let mut followed = Vec::new();
         for file in files {
             if self.checked.contains(file) {
@@ -311,13 +314,13 @@ impl Watch {
     }
 
     /// The transcript path a changed path stands for: the link for a followed target.
-    pub fn translate(&self, path: PathBuf) -> PathBuf {
+    pub(crate) fn translate(&self, path: PathBuf) -> PathBuf {
         self.links.get(&path).cloned().unwrap_or(path)
     }
 
     /// Re-plans roots affected by a change at `path` (a missing root appearing or a watched
     /// root disappearing). Returns roots that just became watchable, to be scanned whole.
-    pub fn replan(&mut self, path: &Path) -> Result<Vec<PathBuf>, String> {
+    pub(crate) fn replan(&mut self, path: &Path) -> Result<Vec<PathBuf>, String> {
         let mut appeared = Vec::new();
         for i in 0..self.roots.len() {
             let (root, plan) = self.roots[i].clone();
@@ -340,7 +343,7 @@ impl Watch {
 
 /// Paths an event is about (none for pure accesses, such as our own reads), and whether the
 /// watcher lost events and everything must be rescanned.
-pub fn changed_paths(event: Event) -> (Vec<PathBuf>, bool) {
+pub(crate) fn changed_paths(event: Event) -> (Vec<PathBuf>, bool) {
     let rescan = event.need_rescan();
     if matches!(event.kind, EventKind::Access(_)) {
         return (Vec::new(), rescan);

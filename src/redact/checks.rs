@@ -5,7 +5,7 @@ use regex::Captures;
 
 /// Whether the match `caps` of a rule with `check`, whose secret is `secret`, is a secret.
 /// `text` is the whole haystack (to look at what follows the match).
-pub fn passes(check: Check, caps: &Captures<'_>, secret: &str, text: &str) -> bool {
+pub(super) fn passes(check: Check, caps: &Captures<'_>, secret: &str, text: &str) -> bool {
     match check {
         Check::Any => true,
         Check::Len(n) => secret.len() == n,
@@ -161,7 +161,7 @@ const PLACEHOLDER_EXACT: &[&str] = &[
 ];
 
 /// An obvious placeholder: `***`, `<your-key>`, `changeme`, `${VAR}`, `$VAR`, `{{ x }}`, `%s`.
-pub fn is_placeholder(value: &str) -> bool {
+pub(super) fn is_placeholder(value: &str) -> bool {
     let v = value.trim().trim_matches(|c| c == '"' || c == '\'');
     if v.chars().count() < 3 {
         return true;
@@ -234,7 +234,7 @@ fn bearer(token: &str) -> bool {
 }
 
 /// Shannon entropy of `s` in bits per character.
-pub fn entropy(s: &str) -> f64 {
+pub(super) fn entropy(s: &str) -> f64 {
     let mut counts = [0u32; 256];
     for b in s.bytes() {
         counts[b as usize] += 1;

@@ -35,7 +35,7 @@ struct State {
 }
 
 /// The anchors' automaton as a dense table over byte classes.
-pub struct Gate {
+pub(super) struct Gate {
     /// Byte → class: each byte of an anchor (case folded) has its own; all others share 0.
     classes: [u8; 256],
     /// Classes per state (the row length of `next`).
@@ -55,7 +55,7 @@ pub struct Gate {
 
 impl Gate {
     /// The gate of `anchors`: (rule, literal) pairs; a rule index is below 64.
-    pub fn new(anchors: &[(usize, &'static str)]) -> Self {
+    pub(super) fn new(anchors: &[(usize, &'static str)]) -> Self {
         let literals: Vec<String> = anchors.iter().map(|a| a.1.to_ascii_lowercase()).collect();
         let dfa = DFA::builder()
             .ascii_case_insensitive(true)
@@ -96,7 +96,7 @@ impl Gate {
     }
 
     /// The rules (bit set) with an anchor in `text`.
-    pub fn rules(&self, text: &[u8]) -> u64 {
+    pub(super) fn rules(&self, text: &[u8]) -> u64 {
         let n = text.len();
         if n < SPLIT_FROM {
             return self.walk_from(self.start, text, 0, n);

@@ -12,7 +12,7 @@
 //! ([`key_bytes`]) is part of the persistent index's key, so changed rules rebuild it.
 mod checks;
 mod gate;
-pub mod rules;
+pub(crate) mod rules;
 
 use gate::Gate;
 use regex::Regex;
@@ -24,15 +24,15 @@ use xxhash_rust::xxh3::Xxh3Default;
 
 /// Version of the rules' checks; bump it when a check in `checks.rs` changes what it accepts.
 /// Patterns and anchors enter [`fingerprint`] by themselves.
-pub const RULES_VERSION: u32 = 1;
+pub(crate) const RULES_VERSION: u32 = 1;
 
 /// Environment variable holding one more pattern to redact (kind `extra`), for secrets of a
 /// shape no rule knows; it changes the fingerprint like any rule change.
-pub const EXTRA_ENV: &str = "CONVERSATION_SEARCH_REDACT_EXTRA";
+pub(crate) const EXTRA_ENV: &str = "CONVERSATION_SEARCH_REDACT_EXTRA";
 
 /// What a matched secret must also satisfy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Check {
+pub(crate) enum Check {
     /// Nothing more.
     Any,
     /// Exactly this many characters (a fixed-length token in an unbounded run).
@@ -57,7 +57,7 @@ pub enum Check {
 
 /// The key families of generic assignments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Family {
+pub(crate) enum Family {
     Password,
     Secret,
     Token,
@@ -66,12 +66,15 @@ pub enum Family {
 
 /// One rule. `name` is the kind shown in `[REDACTED:<name>]`; two rules may share a kind.
 #[derive(Debug)]
-pub struct Rule {
+pub(crate) struct Rule {
     pub name: &'static str,
     pub anchors: &'static [&'static str],
     pub pattern: &'static str,
     pub check: Check,
+    /// Texts the rule must redact, and look-alikes it must keep: read by the rule tests.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub examples: &'static [&'static str],
+    #[cfg_attr(not(test), allow(dead_code))]
     pub keep: &'static [&'static str],
 }
 
@@ -79,12 +82,12 @@ static DISABLED: AtomicBool = AtomicBool::new(false);
 
 /// Turns redaction on or off for the whole process. Call once at start-up, before anything is
 /// read; off (`--no-redact`) means secrets are indexed, cached and returned as written.
-pub fn set_enabled(on: bool) {
+pub(crate) fn set_enabled(on: bool) {
     DISABLED.store(!on, Ordering::Relaxed);
 }
 
 /// Whether redaction is on (it is unless [`set_enabled`] turned it off).
-pub fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     !DISABLED.load(Ordering::Relaxed)
 }
 
@@ -92,7 +95,7 @@ static STANDARD: LazyLock<Redactor> = LazyLock::new(Redactor::standard);
 
 /// `text` with every secret replaced by `[REDACTED:<kind>]` (borrowed when nothing was found
 /// or redaction is off).
-pub fn redact(text: &str) -> Cow<'_, str> {
+pub(crate) fn redact(text: &str) -> Cow<'_, str> {
     if enabled() {
         STANDARD.redact(text)
     } else {
@@ -101,14 +104,14 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 }
 
 /// Redacts `s` in place.
-pub fn redact_string(s: &mut String) {
+pub(crate) fn redact_string(s: &mut String) {
     if let Cow::Owned(r) = redact(s) {
         *s = r;
     }
 }
 
 /// Redacts an optional text in place.
-pub fn redact_opt(s: &mut Option<String>) {
+pub(crate) fn redact_opt(s: &mut Option<String>) {
     if let Some(s) = s.as_mut() {
         redact_string(s);
     }
@@ -116,17 +119,12 @@ pub fn redact_opt(s: &mut Option<String>) {
 
 /// What identifies the redaction applied to stored text: on/off, [`RULES_VERSION`] and the
 /// rules' fingerprint. Part of the persistent index's key (and of any store's).
-pub fn key_bytes() -> Vec<u8> {
+pub(crate) fn key_bytes() -> Vec<u8> {
     if enabled() {
         format!("redact:v{RULES_VERSION}:{:016x}", STANDARD.fingerprint).into_bytes()
     } else {
         b"redact:off".to_vec()
     }
-}
-
-/// The fingerprint of the rules in force (for messages and tests).
-pub fn fingerprint() -> u64 {
-    STANDARD.fingerprint
 }
 
 /// A rule ready to run; its pattern is compiled on first use.
@@ -147,7 +145,7 @@ impl Compiled {
 }
 
 /// A compiled rule set with its anchor prefilter.
-pub struct Redactor {
+pub(crate) struct Redactor {
     rules: Vec<Compiled>,
     gate: Gate,
     /// Rules without anchors (the extra pattern), as a bit set: checked on every text.
@@ -157,7 +155,7 @@ pub struct Redactor {
 
 impl Redactor {
     /// The built-in rules plus the one from [`EXTRA_ENV`], if any.
-    pub fn standard() -> Self {
+    pub(crate) fn standard() -> Self {
         let extra = std::env::var(EXTRA_ENV).ok().filter(|p| !p.is_empty());
         let extra = extra.and_then(|p| match Regex::new(&p) {
             Ok(_) => Some(p),
@@ -171,7 +169,7 @@ impl Redactor {
 
     /// Prepares `rules` (and an `extra` pattern without anchors, checked on every text): the
     /// anchors' automaton now, each rule's pattern when a text first needs it.
-    pub fn new(rules: &'static [Rule], extra: Option<&str>) -> Self {
+    pub(crate) fn new(rules: &'static [Rule], extra: Option<&str>) -> Self {
         let mut h = Xxh3Default::new();
         h.update(&RULES_VERSION.to_le_bytes());
         let mut compiled = Vec::new();
@@ -220,7 +218,7 @@ impl Redactor {
 
     /// The secrets in `text`: byte ranges with the index of the rule that names them, sorted
     /// and merged (overlapping matches become one range named by the earliest rule).
-    pub fn find(&self, text: &str) -> Vec<(usize, usize, usize)> {
+    pub(crate) fn find(&self, text: &str) -> Vec<(usize, usize, usize)> {
         let mut found = Vec::new();
         let want = self.candidates(text);
         if want == 0 {
@@ -254,7 +252,7 @@ impl Redactor {
     }
 
     /// `text` with every secret replaced by `[REDACTED:<kind>]`.
-    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+    pub(crate) fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let found = self.find(text);
         if found.is_empty() {
             return Cow::Borrowed(text);
@@ -270,11 +268,6 @@ impl Redactor {
         }
         out.push_str(&text[at..]);
         Cow::Owned(out)
-    }
-
-    /// The kind names of the compiled rules, in priority order (duplicates included).
-    pub fn kinds(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.rules.iter().map(|r| r.name)
     }
 }
 

@@ -42,7 +42,7 @@ macro_rules! assign {
 }
 
 /// Every rule, highest priority first.
-pub static RULES: &[Rule] = &[
+pub(crate) static RULES: &[Rule] = &[
     Rule {
         name: "gcp_service_account",
         anchors: &["private_key"],

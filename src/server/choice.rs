@@ -14,7 +14,7 @@ use serde::{Deserialize, Deserializer};
 use std::borrow::Cow;
 
 /// A closed set of words an argument takes.
-pub trait Choice: Sized + Copy + PartialEq + 'static {
+pub(crate) trait Choice: Sized + Copy + PartialEq + 'static {
     /// The argument's name, for messages.
     const FIELD: &'static str;
     /// Each word and its value, in the order the schema lists them.
@@ -60,7 +60,7 @@ fn listed<T: Choice>() -> String {
 }
 
 /// Reads a value of `T`: trimmed, case-blind; empty is [`Choice::EMPTY`].
-pub fn read<T: Choice>(value: &str) -> Result<Option<T>, String> {
+pub(crate) fn read<T: Choice>(value: &str) -> Result<Option<T>, String> {
     let v = value.trim().to_lowercase();
     if v.is_empty() {
         return Ok(T::EMPTY);
@@ -77,7 +77,7 @@ pub fn read<T: Choice>(value: &str) -> Result<Option<T>, String> {
 
 /// `#[serde(deserialize_with = "choice::optional")]` for an `Option<T>` argument: absent or
 /// null is `None`, a string is [`read`].
-pub fn optional<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+pub(crate) fn optional<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
 where
     D: Deserializer<'de>,
     T: Choice,
@@ -144,7 +144,7 @@ impl JsonSchema for FileOp {
 /// formats; [`crate::server::tools::check_source`] checks it against the same registry.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(transparent)]
-pub struct SourceName(pub String);
+pub(crate) struct SourceName(pub String);
 
 impl JsonSchema for SourceName {
     fn inline_schema() -> bool {

@@ -5,7 +5,7 @@
 mod guard;
 mod priming;
 
-pub use guard::Token;
+pub(crate) use guard::Token;
 
 use super::ConversationServer;
 use crate::corpus::Shared;
@@ -24,11 +24,11 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 /// The address `--http` listens on when given none.
-pub const DEFAULT_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 7102);
+pub(crate) const DEFAULT_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 7102);
 /// The one path MCP is served at.
-pub const MCP_PATH: &str = "/mcp";
+pub(crate) const MCP_PATH: &str = "/mcp";
 /// Largest request body accepted (413 beyond).
-pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// How long a client may take to send a request's headers; also how long an idle keep-alive
 /// connection stays open (hyper starts this timer whenever it waits for the next request).
 const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
@@ -40,7 +40,7 @@ const SESSION_IDLE: Duration = Duration::from_secs(60 * 60);
 /// Connections served at once; further clients wait in the listen backlog.
 const MAX_CONNECTIONS: usize = 256;
 /// From SIGTERM to the process exiting, at most.
-pub const SHUTDOWN_BUDGET: Duration = Duration::from_millis(1900);
+pub(crate) const SHUTDOWN_BUDGET: Duration = Duration::from_millis(1900);
 /// Of which in-flight POSTs get this long to finish before sessions and streams are cancelled,
 const DRAIN_POSTS: Duration = Duration::from_millis(1200);
 /// and every connection this long to close.
@@ -48,7 +48,7 @@ const CLOSE_CONNECTIONS: Duration = Duration::from_millis(1500);
 
 /// Why the HTTP server cannot start.
 #[derive(Debug, thiserror::Error)]
-pub enum HttpError {
+pub(crate) enum HttpError {
     #[error(
         "refusing to listen on `{0}`: it is not a loopback address, so other machines could read \
          your transcripts; listen on 127.0.0.1 (the default), or pass both --allow-remote and \
@@ -82,7 +82,7 @@ pub enum HttpError {
 
 /// What `serve --http` was asked for.
 #[derive(Debug, Clone)]
-pub struct HttpOptions {
+pub(crate) struct HttpOptions {
     pub addr: SocketAddr,
     pub allow_remote: bool,
     pub token_file: Option<PathBuf>,
@@ -90,7 +90,7 @@ pub struct HttpOptions {
 
 /// Parses `--http`'s ADDR: `IP:PORT`, `[IPv6]:PORT`, `localhost:PORT`, or a bare `PORT`
 /// (on 127.0.0.1). Host names other than `localhost` are refused: binding follows DNS otherwise.
-pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
+pub(crate) fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     let s = s.trim();
     if let Ok(port) = s.trim_start_matches(':').parse::<u16>() {
         return Ok(SocketAddr::new(DEFAULT_ADDR.ip(), port));
@@ -112,7 +112,7 @@ pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
 
 /// A bound listener and the checks its requests will pass, made before anything is indexed
 /// so that a refused configuration exits at once.
-pub struct Listener {
+pub(crate) struct Listener {
     listener: std::net::TcpListener,
     addr: SocketAddr,
     guard: Guard,
@@ -120,7 +120,7 @@ pub struct Listener {
 
 impl Listener {
     /// Checks the options (a non-loopback address needs `--allow-remote` and a token) and binds.
-    pub fn bind(opts: &HttpOptions) -> Result<Self, HttpError> {
+    pub(crate) fn bind(opts: &HttpOptions) -> Result<Self, HttpError> {
         let token = opts.token_file.as_deref().map(Token::read).transpose()?;
         let remote = !opts.addr.ip().is_loopback();
         if remote && !(opts.allow_remote && token.is_some()) {
@@ -139,11 +139,6 @@ impl Listener {
             guard: Guard::new(token, remote.then_some(addr)),
         })
     }
-
-    /// The address actually bound (the port is chosen by the system for port 0).
-    pub fn local_addr(&self) -> SocketAddr {
-        self.addr
-    }
 }
 
 /// What every connection's requests are served with.
@@ -157,7 +152,7 @@ struct Ctx {
 /// finish and closes every connection; queries stop after `query_timeout`. Returns the instant
 /// by which the process should have exited ([`SHUTDOWN_BUDGET`] after the signal), for the
 /// caller's own clean-up.
-pub async fn serve_http(
+pub(crate) async fn serve_http(
     shared: Arc<Shared>,
     live: Arc<LiveStatus>,
     query_timeout: Duration,

@@ -1,14 +1,14 @@
 //! The MCP server: one file per tool under [`tools`], each a thin shell over the corpus. The
 //! transport ([`rpc`]) answers every request that reaches it; tool calls run on a bounded pool
 //! ([`pool`]) so that nothing waits behind a heavy query.
-pub mod choice;
-pub mod http;
+pub(crate) mod choice;
+pub(crate) mod http;
 mod pool;
-pub mod rpc;
-pub mod schema;
+pub(crate) mod rpc;
+pub(crate) mod schema;
 mod stdio;
-pub mod tools;
-pub mod toolset;
+pub(crate) mod tools;
+pub(crate) mod toolset;
 
 use crate::corpus::Shared;
 use crate::live::LiveStatus;
@@ -22,31 +22,31 @@ use rmcp::service::RequestContext;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use pool::DEFAULT_QUERY_TIMEOUT;
-
 /// A problem the caller can fix; becomes an `isError` result `{"error": "..."}`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct ToolError(pub String);
+pub(crate) struct ToolError(pub String);
 
 impl ToolError {
-    pub fn new(msg: impl Into<String>) -> Self {
+    pub(crate) fn new(msg: impl Into<String>) -> Self {
         Self(msg.into())
     }
 }
 
 /// The JSON schema of a tool's arguments, as schemars makes it (see [`schema`]).
-pub fn input_schema<T: rmcp::schemars::JsonSchema + 'static>() -> Arc<rmcp::model::JsonObject> {
+pub(crate) fn input_schema<T: rmcp::schemars::JsonSchema + 'static>() -> Arc<rmcp::model::JsonObject>
+{
     rmcp::handler::server::common::schema_for_input::<T>().unwrap_or_default()
 }
 
 /// The JSON schema of a tool's result, as schemars makes it (see [`schema`]).
-pub fn output_schema<T: rmcp::schemars::JsonSchema + 'static>() -> Arc<rmcp::model::JsonObject> {
+pub(crate) fn output_schema<T: rmcp::schemars::JsonSchema + 'static>()
+-> Arc<rmcp::model::JsonObject> {
     rmcp::handler::server::common::schema_for_output::<T>()
 }
 
 /// An error result whose text is `{"error": "..."}`.
-pub fn error_result(msg: &str) -> CallToolResult {
+pub(crate) fn error_result(msg: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(
         serde_json::json!({ "error": msg }).to_string(),
     )])
@@ -68,7 +68,7 @@ on (next_offset, char_offset). While the first index build runs, answers are par
 complete: false.";
 
 #[derive(Clone)]
-pub struct ConversationServer {
+pub(crate) struct ConversationServer {
     shared: Arc<Shared>,
     live: Arc<LiveStatus>,
     pool: Arc<pool::Pool>,
@@ -77,7 +77,7 @@ pub struct ConversationServer {
 impl ConversationServer {
     /// A server over `shared` (what is indexed) and `live` (what the indexer is doing) whose
     /// queries stop after `query_timeout`.
-    pub fn new(shared: Arc<Shared>, live: Arc<LiveStatus>, query_timeout: Duration) -> Self {
+    pub(crate) fn new(shared: Arc<Shared>, live: Arc<LiveStatus>, query_timeout: Duration) -> Self {
         Self {
             shared,
             live,
@@ -215,7 +215,7 @@ impl ServerHandler for ConversationServer {
 
 /// Serves MCP over stdin/stdout until the client disconnects; queries stop after
 /// `query_timeout`.
-pub async fn serve_stdio(
+pub(crate) async fn serve_stdio(
     shared: Arc<Shared>,
     live: Arc<LiveStatus>,
     query_timeout: Duration,

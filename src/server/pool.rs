@@ -14,9 +14,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
-/// Default time budget of one query.
-pub const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_millis(2000);
-
 /// Heavy calls running at once: one per core, at least 2, at most 8.
 fn heavy_slots() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8))
@@ -45,7 +42,7 @@ fn wait_hold(lane: Lane, stop: &Stop) {
 }
 
 /// The bounded pool.
-pub struct Pool {
+pub(super) struct Pool {
     heavy: Arc<Semaphore>,
     light: Arc<Semaphore>,
     timeout: Duration,
@@ -53,7 +50,7 @@ pub struct Pool {
 
 impl Pool {
     /// A pool whose queries stop after `timeout`.
-    pub fn new(timeout: Duration) -> Self {
+    pub(super) fn new(timeout: Duration) -> Self {
         Pool {
             heavy: Arc::new(Semaphore::new(heavy_slots())),
             light: Arc::new(Semaphore::new(LIGHT_SLOTS)),
@@ -64,7 +61,7 @@ impl Pool {
     /// Runs `def` with `args` against the current snapshot once a slot is free. `cancelled`
     /// resolves when the client cancels the request: the query is told to stop and the
     /// (unsent) result says so.
-    pub async fn run(
+    pub(super) async fn run(
         &self,
         shared: &Arc<Shared>,
         live: &Arc<LiveStatus>,

@@ -24,7 +24,7 @@ const STANDARD_FORMATS: &[&str] = &[
 
 /// The portable form of a schemars schema. `describe`: keep descriptions (argument schemas,
 /// which models read); result schemas are for validation and lose them.
-pub fn portable(schema: &JsonObject, describe: bool) -> JsonObject {
+pub(crate) fn portable(schema: &JsonObject, describe: bool) -> JsonObject {
     let defs = schema
         .get("$defs")
         .and_then(Value::as_object)
@@ -138,12 +138,14 @@ fn clean_properties(
 }
 
 /// Keys that must never appear in a portable schema.
-pub fn non_portable(schema: &Value) -> Vec<String> {
+#[cfg(test)]
+pub(crate) fn non_portable(schema: &Value) -> Vec<String> {
     let mut out = Vec::new();
     walk(schema, &mut out, "");
     out
 }
 
+#[cfg(test)]
 fn walk(v: &Value, out: &mut Vec<String>, at: &str) {
     match v {
         Value::Object(o) => {

@@ -63,9 +63,9 @@ fn register(fd: RawFd) -> io::Result<AsyncFd<Fd>> {
 }
 
 /// Non-blocking stdin.
-pub struct PipeIn(AsyncFd<Fd>);
+pub(super) struct PipeIn(AsyncFd<Fd>);
 /// Non-blocking stdout.
-pub struct PipeOut(AsyncFd<Fd>);
+pub(super) struct PipeOut(AsyncFd<Fd>);
 
 impl Drop for PipeIn {
     fn drop(&mut self) {
@@ -81,7 +81,7 @@ impl Drop for PipeOut {
 
 /// Stdin and stdout driven by the reactor, when both are pipes or sockets. Must be called
 /// inside the runtime.
-pub fn pipes() -> Option<(PipeIn, PipeOut)> {
+pub(super) fn pipes() -> Option<(PipeIn, PipeOut)> {
     if !(Fd(0).is_pipe_or_socket() && Fd(1).is_pipe_or_socket()) {
         return None;
     }

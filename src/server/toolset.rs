@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// Where a tool call runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lane {
+pub(crate) enum Lane {
     /// Cheap and bounded (status): never waits behind heavy calls.
     Light,
     /// Searches and reads: at most a few at a time.
@@ -23,7 +23,7 @@ pub enum Lane {
 
 /// What a tool call sees: the snapshot it answers from, the indexer's state as of now, and
 /// when to stop.
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub snap: &'a Snapshot,
     pub shared: &'a Shared,
     pub live: &'a LiveStatus,
@@ -31,10 +31,10 @@ pub struct Ctx<'a> {
 }
 
 /// How a tool call is carried out: arguments in, JSON out.
-pub type Call = fn(&Ctx<'_>, JsonObject) -> Result<Value, ToolError>;
+pub(crate) type Call = fn(&Ctx<'_>, JsonObject) -> Result<Value, ToolError>;
 
 /// One tool.
-pub struct ToolDef {
+pub(crate) struct ToolDef {
     pub name: &'static str,
     pub title: &'static str,
     pub description: &'static str,
@@ -46,7 +46,7 @@ pub struct ToolDef {
 }
 
 /// The `tools/list` entry of a tool, with portable schemas.
-pub fn build(d: &ToolDef) -> Tool {
+pub(crate) fn build(d: &ToolDef) -> Tool {
     // closed sets are typed (`server::choice`): their schemas carry their `enum`; results
     // name their source as a plain string (the list of formats grows, and a model reads it
     // from the argument's enum already)
@@ -65,7 +65,7 @@ pub fn build(d: &ToolDef) -> Tool {
 
 /// Parses the arguments into `P`, checked first against the tool's portable input schema
 /// (`input`), and runs `f`, serializing its result.
-pub fn invoke<P, R>(
+pub(crate) fn invoke<P, R>(
     input: Option<&JsonObject>,
     args: JsonObject,
     f: impl FnOnce(P) -> Result<R, ToolError>,

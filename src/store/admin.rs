@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// Which conversations `forget` removes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Selector {
+pub(crate) enum Selector {
     /// One conversation (and its sub-agents: ids `<ID>/…`).
     Session(String),
     /// Conversations whose project directory or working directory contains this
@@ -24,7 +24,7 @@ pub enum Selector {
 
 /// One conversation `forget` selected.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Selected {
+pub(crate) struct Selected {
     pub session_id: String,
     pub source: String,
     pub turns: u32,
@@ -33,7 +33,7 @@ pub struct Selected {
 
 /// What `forget` removed (or, without `--yes`, would remove).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Forgot {
+pub(crate) struct Forgot {
     pub removed: bool,
     pub conversations: usize,
     pub turns: u64,
@@ -42,7 +42,7 @@ pub struct Forgot {
 
 /// `store status`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct StoreStatus {
+pub(crate) struct StoreStatus {
     pub path: String,
     pub exists: bool,
     pub conversations: u64,
@@ -92,7 +92,7 @@ pub(super) fn selects(sel: &Selector, c: &ConvRecord) -> bool {
 /// Removes the selected conversations from the store (with `apply`; otherwise only says what
 /// would go). Forgotten conversations are remembered, so no server stores or indexes them
 /// again even while their transcript exists.
-pub fn forget(dir: &Path, sel: &Selector, apply: bool) -> Result<Forgot, StoreError> {
+pub(crate) fn forget(dir: &Path, sel: &Selector, apply: bool) -> Result<Forgot, StoreError> {
     let Some((mut conn, path)) = open(dir)? else {
         return Ok(Forgot::default());
     };
@@ -130,7 +130,7 @@ pub fn forget(dir: &Path, sel: &Selector, apply: bool) -> Result<Forgot, StoreEr
 }
 
 /// What the store holds.
-pub fn status(dir: &Path) -> Result<StoreStatus, StoreError> {
+pub(crate) fn status(dir: &Path) -> Result<StoreStatus, StoreError> {
     let path = dir.join(DB_NAME);
     let mut out = StoreStatus {
         path: path.display().to_string(),

@@ -13,19 +13,19 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// The record layout this build writes and reads.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// One line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
-pub enum Line {
+pub(crate) enum Line {
     Conversation(Box<ConvLine>),
     Turn(Box<TurnLine>),
 }
 
 /// A line with its version (the form written and read).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Versioned {
+pub(crate) struct Versioned {
     pub v: u32,
     #[serde(flatten)]
     pub line: Line,
@@ -33,7 +33,7 @@ pub struct Versioned {
 
 /// A conversation's line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ConvLine {
+pub(crate) struct ConvLine {
     pub id: String,
     /// The transcript format it was read from.
     pub source: String,
@@ -59,7 +59,7 @@ pub struct ConvLine {
 /// How the transcript relates to its conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
-pub enum RoleLine {
+pub(crate) enum RoleLine {
     Session {
         id: String,
     },
@@ -77,7 +77,7 @@ pub enum RoleLine {
 /// A conversation's metadata, as fields of its line.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct MetaLine {
+pub(crate) struct MetaLine {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recorded_session_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -113,7 +113,7 @@ pub struct MetaLine {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SummaryLine {
+pub(crate) struct SummaryLine {
     pub text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaf: Option<String>,
@@ -123,7 +123,7 @@ pub struct SummaryLine {
 
 /// A turn's line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TurnLine {
+pub(crate) struct TurnLine {
     /// Its conversation's id.
     pub conversation: String,
     pub number: u32,
@@ -144,7 +144,7 @@ pub struct TurnLine {
 /// A tool call as `read_turn` renders it (never its output).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ToolLine {
+pub(crate) struct ToolLine {
     pub name: String,
     pub kind: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -168,7 +168,7 @@ pub struct ToolLine {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AttachmentLine {
+pub(crate) struct AttachmentLine {
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media_type: Option<String>,
@@ -199,7 +199,7 @@ fn kind_of(name: &str) -> Option<ToolKind> {
 
 impl ConvLine {
     /// The line of a stored conversation.
-    pub fn of(c: &ConvRecord) -> Self {
+    pub(crate) fn of(c: &ConvRecord) -> Self {
         let m = &c.meta;
         ConvLine {
             id: c.id.clone(),
@@ -256,7 +256,7 @@ impl ConvLine {
 
     /// The stored conversation this line describes; an error names what is wrong (an unknown
     /// source format: the store could not show it).
-    pub fn record(&self) -> Result<ConvRecord, String> {
+    pub(crate) fn record(&self) -> Result<ConvRecord, String> {
         let Some(format) = crate::transcript::adapter(&self.source).map(|a| a.name()) else {
             return Err(format!(
                 "unknown source `{}` (this build reads {})",
@@ -324,7 +324,7 @@ impl ConvLine {
 
 impl TurnLine {
     /// The line of a turn of conversation `id`.
-    pub fn of(id: &str, t: &Turn) -> Self {
+    pub(crate) fn of(id: &str, t: &Turn) -> Self {
         TurnLine {
             conversation: id.to_owned(),
             number: t.number,
@@ -362,7 +362,7 @@ impl TurnLine {
 
     /// The stored record of this turn (what the store would have written reading it); an
     /// error names what is wrong.
-    pub fn record(&self) -> Result<TurnRecord, String> {
+    pub(crate) fn record(&self) -> Result<TurnRecord, String> {
         let dup_key = match &self.dup_key {
             None => None,
             Some(k) => Some(
@@ -418,7 +418,7 @@ impl TurnLine {
 }
 
 impl Versioned {
-    pub fn new(line: Line) -> Self {
+    pub(crate) fn new(line: Line) -> Self {
         Versioned { v: VERSION, line }
     }
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// The form of the lines written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Form {
+pub(crate) enum Form {
     /// One record per line.
     Lines,
     /// `_bulk` body: an `{"index":{"_index":…,"_id":…}}` line before each record; turn
@@ -20,7 +20,7 @@ pub enum Form {
 
 /// What `export` wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Exported {
+pub(crate) struct Exported {
     pub path: String,
     pub conversations: u64,
     pub turns: u64,
@@ -30,7 +30,7 @@ pub struct Exported {
 
 /// What can go wrong exporting.
 #[derive(Debug, thiserror::Error)]
-pub enum ExportError {
+pub(crate) enum ExportError {
     #[error("no store at `{0}`: nothing to export (pass --data-dir DIR for another store)")]
     NoStore(PathBuf),
     #[error(transparent)]
@@ -57,7 +57,7 @@ fn doc_id(line: &Line) -> String {
 
 /// Writes the conversations `selectors` all pick (every one without selectors) and their
 /// turns to `out`, each conversation's line before its turns', in id order.
-pub fn export(
+pub(crate) fn export(
     dir: &Path,
     selectors: &[Selector],
     form: &Form,

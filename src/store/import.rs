@@ -16,7 +16,7 @@ const MAX_LISTED: usize = 10;
 
 /// What `import` merged.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Imported {
+pub(crate) struct Imported {
     pub path: String,
     /// Conversations in the file.
     pub conversations: u64,
@@ -32,7 +32,7 @@ pub struct Imported {
 
 /// What can go wrong importing.
 #[derive(Debug, thiserror::Error)]
-pub enum ImportError {
+pub(crate) enum ImportError {
     #[error("cannot read `{path}`: {source}")]
     Read {
         path: String,
@@ -212,7 +212,11 @@ fn read_line(bytes: &[u8]) -> Result<Option<Line>, String> {
 }
 
 /// Reads `input` (named `name` in messages) and merges it into the store of `dir`.
-pub fn import(dir: &Path, input: &mut dyn BufRead, name: &str) -> Result<Imported, ImportError> {
+pub(crate) fn import(
+    dir: &Path,
+    input: &mut dyn BufRead,
+    name: &str,
+) -> Result<Imported, ImportError> {
     let convs = parse(input, name)?;
     // as the store's writer when no server holds the lock (the schema is created if needed),
     // else beside the running writer: SQLite's own lock serialises the commit with its commits

@@ -7,31 +7,31 @@
 //! recovery. On top of it every record carries its own checksum ([`record`]). One server at a
 //! time is the writer: the one holding an exclusive `flock` on `writer.lock`, released by the
 //! kernel when that process exits or dies, so another server takes over. The others read.
-pub mod admin;
-pub mod exchange;
-pub mod export;
-pub mod import;
-pub mod read;
-pub mod record;
+pub(crate) mod admin;
+pub(crate) mod exchange;
+pub(crate) mod export;
+pub(crate) mod import;
+pub(crate) mod read;
+pub(crate) mod record;
 mod schema;
-pub mod write;
+pub(crate) mod write;
 
 use rusqlite::Connection;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-pub use read::{StoreCounts, StoredHead};
-pub use record::{ConvRecord, TurnRecord};
-pub use schema::SCHEMA_VERSION;
+pub(crate) use read::{StoreCounts, StoredHead};
+pub(crate) use record::{ConvRecord, TurnRecord};
+pub(crate) use schema::SCHEMA_VERSION;
 
 /// File names inside the data directory.
-pub const DB_NAME: &str = "store.sqlite3";
+pub(crate) const DB_NAME: &str = "store.sqlite3";
 const LOCK_NAME: &str = "writer.lock";
 
 /// What can go wrong with the store. Each message names the path and what to do.
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub(crate) enum StoreError {
     #[error(
         "cannot use the data directory `{path}`: {source}; running mirror-only (history is not kept once transcripts go). Pass --data-dir DIR for a writable directory, or --no-store to silence this"
     )]
@@ -72,20 +72,11 @@ impl StoreError {
             source,
         }
     }
-
-    /// Whether the error says the database file itself is damaged.
-    pub fn is_damage(&self) -> bool {
-        match self {
-            StoreError::Damaged { .. } => true,
-            StoreError::Sql { source, .. } => schema::is_damage(source),
-            _ => false,
-        }
-    }
 }
 
 /// The default data directory: `$XDG_DATA_HOME/conversation-search`, else
 /// `~/.local/share/conversation-search`.
-pub fn default_dir() -> Option<PathBuf> {
+pub(crate) fn default_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_DATA_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -99,7 +90,7 @@ pub fn default_dir() -> Option<PathBuf> {
 
 /// This server's part in the store.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     /// No store (`--no-store`, or it could not be opened).
     #[default]
     Off,
@@ -107,19 +98,11 @@ pub enum Role {
     Writer,
 }
 
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Off => "off",
-            Role::Reader => "reader",
-            Role::Writer => "writer",
-        }
-    }
-}
+impl Role {}
 
 /// What the store looks like from this server, for `index_status`.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct StoreReport {
+pub(crate) struct StoreReport {
     /// The database file; `None` with `--no-store`.
     pub path: Option<PathBuf>,
     pub role: Role,
@@ -139,7 +122,7 @@ pub struct StoreReport {
 }
 
 /// An open store: the shared, read-side handle (any thread; the tools read turns through it).
-pub struct Store {
+pub(crate) struct Store {
     pub dir: PathBuf,
     pub path: PathBuf,
     read: Mutex<Connection>,
@@ -152,7 +135,7 @@ impl std::fmt::Debug for Store {
 }
 
 /// The write side, owned by the one thread that writes; holds the writer lock while it lives.
-pub struct StoreWriter {
+pub(crate) struct StoreWriter {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
     _lock: File,
@@ -189,7 +172,7 @@ impl Store {
     /// Opens (creating when needed) the store in `dir` and, when no other server holds the
     /// writer lock, takes it. A damaged store found by the writer is moved aside (never deleted)
     /// and a new one started; the error saying so comes back with the new store.
-    pub fn open(
+    pub(crate) fn open(
         dir: &Path,
     ) -> Result<(Store, Option<StoreWriter>, Option<StoreError>), StoreError> {
         Self::open_with(dir, true)
@@ -197,7 +180,7 @@ impl Store {
 
     /// [`Store::open`], taking the writer lock only with `write` (a server that follows
     /// another's index stores nothing until it takes over).
-    pub fn open_with(
+    pub(crate) fn open_with(
         dir: &Path,
         write: bool,
     ) -> Result<(Store, Option<StoreWriter>, Option<StoreError>), StoreError> {
@@ -250,7 +233,9 @@ impl Store {
     }
 
     /// Becomes the writer if the lock is free now (the previous writer exited or died).
-    pub fn try_take_over(&self) -> Result<Option<(StoreWriter, Option<StoreError>)>, StoreError> {
+    pub(crate) fn try_take_over(
+        &self,
+    ) -> Result<Option<(StoreWriter, Option<StoreError>)>, StoreError> {
         let lock = Self::try_lock(&self.dir).map_err(|source| StoreError::Dir {
             path: self.dir.clone(),
             source,
@@ -271,7 +256,7 @@ impl Store {
     }
 
     /// Runs `f` with the read connection.
-    pub fn with_read<T>(
+    pub(crate) fn with_read<T>(
         &self,
         f: impl FnOnce(&Connection, &Path) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
@@ -279,14 +264,8 @@ impl Store {
         f(&conn, &self.path)
     }
 
-    /// Re-opens the read connection (after the writer replaced a damaged file).
-    pub fn reopen_reader(&self) -> Result<(), StoreError> {
-        *self.read.lock().unwrap_or_else(|p| p.into_inner()) = schema::open_reader(&self.path)?;
-        Ok(())
-    }
-
     /// Bytes on disk: the database and its WAL.
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         ["", "-wal"]
             .iter()
             .filter_map(|s| {

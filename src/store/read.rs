@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// A conversation's row without its packed description: enough to tell what changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredHead {
+pub(crate) struct StoredHead {
     pub id: String,
     pub format: &'static str,
     pub path: PathBuf,
@@ -22,7 +22,7 @@ pub struct StoredHead {
 
 /// What the store holds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StoreCounts {
+pub(crate) struct StoreCounts {
     pub conversations: u64,
     pub turns: u64,
     /// Conversations whose transcript is gone, and their turns.
@@ -37,7 +37,7 @@ fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
 }
 
 /// Whether the schema exists yet (a reader may open the file before the writer set it up).
-pub fn ready(conn: &Connection, path: &Path) -> Result<bool, StoreError> {
+pub(crate) fn ready(conn: &Connection, path: &Path) -> Result<bool, StoreError> {
     let v: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(sql(path))?;
@@ -46,7 +46,7 @@ pub fn ready(conn: &Connection, path: &Path) -> Result<bool, StoreError> {
 
 /// Runs `f` in one read transaction, so that all it reads comes from the same commit: a commit
 /// landing between two separate reads (another server's, or `forget`) would be half seen.
-pub fn at_one_commit<T>(
+pub(crate) fn at_one_commit<T>(
     conn: &Connection,
     path: &Path,
     f: impl FnOnce(&Connection) -> Result<T, StoreError>,
@@ -58,7 +58,10 @@ pub fn at_one_commit<T>(
 }
 
 /// The commit counter and the time of the last commit (0, None before any).
-pub fn last_commit(conn: &Connection, path: &Path) -> Result<(i64, Option<i64>), StoreError> {
+pub(crate) fn last_commit(
+    conn: &Connection,
+    path: &Path,
+) -> Result<(i64, Option<i64>), StoreError> {
     if !ready(conn, path)? {
         return Ok((0, None));
     }
@@ -73,7 +76,7 @@ pub fn last_commit(conn: &Connection, path: &Path) -> Result<(i64, Option<i64>),
 }
 
 /// Conversations written after commit `seq`, oldest commit first.
-pub fn heads_since(
+pub(crate) fn heads_since(
     conn: &Connection,
     path: &Path,
     seq: i64,
@@ -118,7 +121,7 @@ pub fn heads_since(
 }
 
 /// Conversations removed after commit `seq`: (id, forgotten on request).
-pub fn removed_since(
+pub(crate) fn removed_since(
     conn: &Connection,
     path: &Path,
     seq: i64,
@@ -136,7 +139,7 @@ pub fn removed_since(
 }
 
 /// One conversation in full (description decoded and checked).
-pub fn conversation(
+pub(crate) fn conversation(
     conn: &Connection,
     path: &Path,
     id: &str,
@@ -184,7 +187,7 @@ pub fn conversation(
 
 /// Turns `from..to` of a conversation, read at one commit; None when the store no longer holds
 /// the conversation (removed since its row was last read).
-pub fn stored_turns(
+pub(crate) fn stored_turns(
     conn: &Connection,
     path: &Path,
     id: &str,
@@ -212,7 +215,7 @@ pub fn stored_turns(
 
 /// Turns `from..to` of a conversation, in order (missing numbers are skipped). A copy's body is
 /// found through the turn it copies.
-pub fn turns(
+pub(crate) fn turns(
     conn: &Connection,
     path: &Path,
     id: &str,
@@ -246,7 +249,7 @@ pub fn turns(
 }
 
 /// Ids of every conversation forgotten on request.
-pub fn forgotten(conn: &Connection, path: &Path) -> Result<Vec<String>, StoreError> {
+pub(crate) fn forgotten(conn: &Connection, path: &Path) -> Result<Vec<String>, StoreError> {
     if !ready(conn, path)? {
         return Ok(Vec::new());
     }
@@ -258,7 +261,7 @@ pub fn forgotten(conn: &Connection, path: &Path) -> Result<Vec<String>, StoreErr
 }
 
 /// How much the store holds.
-pub fn counts(conn: &Connection, path: &Path) -> Result<StoreCounts, StoreError> {
+pub(crate) fn counts(conn: &Connection, path: &Path) -> Result<StoreCounts, StoreError> {
     if !ready(conn, path)? {
         return Ok(StoreCounts::default());
     }

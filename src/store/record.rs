@@ -17,7 +17,7 @@ const INFLATE_LIMIT: usize = 256 << 20;
 
 /// One turn as stored: its identity and a compressed body whose checksum is `hash`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnRecord {
+pub(crate) struct TurnRecord {
     pub number: u32,
     /// Checksum of the content (body and timestamp): equal hashes mean the same turn, so a
     /// rewrite with the same content is a no-op and an in-place edit replaces the old version.
@@ -38,7 +38,7 @@ fn content_hash(payload: &[u8], timestamp: Option<i64>) -> u64 {
 }
 
 /// Compresses a payload: one tag byte (0 stored, 1 deflate) then the bytes.
-pub fn pack(payload: &[u8]) -> Vec<u8> {
+pub(crate) fn pack(payload: &[u8]) -> Vec<u8> {
     if payload.len() < COMPRESS_MIN {
         let mut out = Vec::with_capacity(payload.len() + 1);
         out.push(0);
@@ -52,7 +52,7 @@ pub fn pack(payload: &[u8]) -> Vec<u8> {
 
 /// A record body as it goes to disk: a raw body (as [`TurnRecord::of`] makes them, so reading
 /// transcripts never waits for compression) is deflated here, at commit time.
-pub fn packed(body: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+pub(crate) fn packed(body: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     match body.split_first() {
         Some((0, payload)) if payload.len() >= COMPRESS_MIN => {
             std::borrow::Cow::Owned(pack(payload))
@@ -70,7 +70,7 @@ fn raw(payload: &[u8]) -> Vec<u8> {
 }
 
 /// The payload of a packed record.
-pub fn unpack(body: &[u8]) -> io::Result<Vec<u8>> {
+pub(crate) fn unpack(body: &[u8]) -> io::Result<Vec<u8>> {
     match body.split_first() {
         Some((0, rest)) => Ok(rest.to_vec()),
         Some((1, rest)) => miniz_oxide::inflate::decompress_to_vec_with_limit(rest, INFLATE_LIMIT)
@@ -158,7 +158,7 @@ fn kind_of_code(c: u8) -> io::Result<ToolKind> {
 
 impl TurnRecord {
     /// The record of a turn.
-    pub fn of(turn: &Turn) -> Self {
+    pub(crate) fn of(turn: &Turn) -> Self {
         let mut e = Encoder::new(Vec::new());
         let written = (|| {
             e.str(&turn.user_text)?;
@@ -183,7 +183,7 @@ impl TurnRecord {
     }
 
     /// The turn back, checked against its hash.
-    pub fn turn(&self) -> io::Result<Turn> {
+    pub(crate) fn turn(&self) -> io::Result<Turn> {
         let payload = unpack(&self.body)?;
         if content_hash(&payload, self.timestamp) != self.hash {
             return Err(corrupt("turn record fails its checksum"));
@@ -217,7 +217,7 @@ impl TurnRecord {
 
 /// A conversation as stored (its turns are rows of their own).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConvRecord {
+pub(crate) struct ConvRecord {
     pub id: String,
     /// The transcript it was last read from (format, path, group, role).
     pub file: SourceFile,
@@ -234,7 +234,7 @@ pub struct ConvRecord {
 
 impl ConvRecord {
     /// The packed description (source role, parent, metadata) and its checksum.
-    pub fn blob(&self) -> (u64, Vec<u8>) {
+    pub(crate) fn blob(&self) -> (u64, Vec<u8>) {
         let mut e = Encoder::new(Vec::new());
         let written = (|| {
             put_role(&mut e, &self.file.role)?;
@@ -247,7 +247,7 @@ impl ConvRecord {
     }
 
     /// Reads the packed description back into `self` (`file.role`, `parent`, `meta`).
-    pub fn read_blob(&mut self, hash: u64, blob: &[u8]) -> io::Result<()> {
+    pub(crate) fn read_blob(&mut self, hash: u64, blob: &[u8]) -> io::Result<()> {
         let payload = unpack(blob)?;
         if content_hash(&payload, None) != hash {
             return Err(corrupt("conversation record fails its checksum"));
@@ -260,7 +260,12 @@ impl ConvRecord {
     }
 
     /// An empty record for `id` read from `path` (filled by [`ConvRecord::read_blob`]).
-    pub fn bare(id: String, format: &'static str, path: PathBuf, group: Option<String>) -> Self {
+    pub(crate) fn bare(
+        id: String,
+        format: &'static str,
+        path: PathBuf,
+        group: Option<String>,
+    ) -> Self {
         ConvRecord {
             id,
             file: SourceFile {
@@ -279,7 +284,7 @@ impl ConvRecord {
 }
 
 /// A source file's role.
-pub fn put_role<W: Write>(e: &mut Encoder<W>, role: &Role) -> io::Result<()> {
+pub(crate) fn put_role<W: Write>(e: &mut Encoder<W>, role: &Role) -> io::Result<()> {
     match role {
         Role::Session { id } => {
             e.u8(0)?;
@@ -300,7 +305,7 @@ pub fn put_role<W: Write>(e: &mut Encoder<W>, role: &Role) -> io::Result<()> {
     }
 }
 
-pub fn get_role<R: Read>(d: &mut Decoder<R>) -> io::Result<Role> {
+pub(crate) fn get_role<R: Read>(d: &mut Decoder<R>) -> io::Result<Role> {
     Ok(match d.u8()? {
         0 => Role::Session { id: d.string()? },
         1 => Role::Subagent {
@@ -314,7 +319,7 @@ pub fn get_role<R: Read>(d: &mut Decoder<R>) -> io::Result<Role> {
 }
 
 /// A conversation's metadata (titles, summaries, cwd, branch, parent links, times).
-pub fn put_meta<W: Write>(e: &mut Encoder<W>, m: &ConvMeta) -> io::Result<()> {
+pub(crate) fn put_meta<W: Write>(e: &mut Encoder<W>, m: &ConvMeta) -> io::Result<()> {
     for s in [
         &m.recorded_session_id,
         &m.cwd,
@@ -346,7 +351,7 @@ pub fn put_meta<W: Write>(e: &mut Encoder<W>, m: &ConvMeta) -> io::Result<()> {
     Ok(())
 }
 
-pub fn get_meta<R: Read>(d: &mut Decoder<R>) -> io::Result<ConvMeta> {
+pub(crate) fn get_meta<R: Read>(d: &mut Decoder<R>) -> io::Result<ConvMeta> {
     let mut m = ConvMeta {
         recorded_session_id: d.opt_string()?,
         cwd: d.opt_string()?,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 /// The layout version, kept in `PRAGMA user_version`. A store with a higher one was written by
 /// a newer build: refused, never overwritten.
-pub const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 1;
 
 /// Conversations (one row each, the description packed and checksummed), turns (one row per
 /// conversation and turn number; a turn copied by a resume or fork keeps its body once: the
@@ -52,7 +52,7 @@ INSERT OR IGNORE INTO meta(key, value) VALUES ('seq', 0), ('commit_ms', 0);
 ";
 
 /// Whether an SQLite error means the file is damaged (or not a database at all).
-pub fn is_damage(e: &rusqlite::Error) -> bool {
+pub(super) fn is_damage(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
         Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
@@ -79,7 +79,7 @@ fn check_version(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
 
 /// A read connection. An empty file (the writer has not created the schema yet) reads as an
 /// empty store.
-pub fn open_reader(path: &Path) -> Result<Connection, StoreError> {
+pub(super) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -101,7 +101,7 @@ pub fn open_reader(path: &Path) -> Result<Connection, StoreError> {
 
 /// Opens the database for writing (holding `lock`), checking it first; a damaged file is moved
 /// aside and replaced by a new store, and the error saying so is returned with it.
-pub fn open_writer(
+pub(super) fn open_writer(
     path: &Path,
     lock: File,
 ) -> Result<(StoreWriter, Option<StoreError>), StoreError> {

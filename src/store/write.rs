@@ -7,7 +7,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use std::path::Path;
 
 /// One open commit.
-pub struct Commit<'a> {
+pub(crate) struct Commit<'a> {
     tx: Transaction<'a>,
     path: &'a Path,
     /// This commit's number (every row it writes carries it).
@@ -16,7 +16,7 @@ pub struct Commit<'a> {
 
 /// What [`Commit::merge`] did with a conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Merged {
+pub(crate) enum Merged {
     /// New to the store: stored with this many turns.
     Added(u64),
     /// Already held: this many of its turns were new.
@@ -27,7 +27,7 @@ pub enum Merged {
 
 /// What a removal took away.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Removed {
+pub(crate) struct Removed {
     pub conversations: Vec<String>,
     pub turns: u64,
 }
@@ -35,21 +35,21 @@ pub struct Removed {
 impl StoreWriter {
     /// Runs `f` in one transaction that becomes visible to readers at once or not at all (a
     /// failure, e.g. a full disk, rolls everything back).
-    pub fn commit<T>(
+    pub(crate) fn commit<T>(
         &mut self,
         f: impl FnOnce(&mut Commit) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         commit_on(&mut self.conn, &self.path, f)
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 }
 
 /// [`StoreWriter::commit`] on any connection (the `forget` command has no writer lock: SQLite's
 /// own lock serialises it with the writing server).
-pub fn commit_on<T>(
+pub(crate) fn commit_on<T>(
     conn: &mut rusqlite::Connection,
     path: &Path,
     f: impl FnOnce(&mut Commit) -> Result<T, StoreError>,
@@ -82,7 +82,7 @@ impl Commit<'_> {
     }
 
     /// Whether `id` was forgotten on request (it is never stored again).
-    pub fn is_forgotten(&self, id: &str) -> Result<bool, StoreError> {
+    pub(crate) fn is_forgotten(&self, id: &str) -> Result<bool, StoreError> {
         self.tx
             .prepare_cached("SELECT 1 FROM removed WHERE id = ?1 AND forgotten = 1")
             .map_err(self.e())?
@@ -96,7 +96,11 @@ impl Commit<'_> {
     /// alone, a changed one replaces the old version, a copy of another conversation's turn keeps
     /// no second body). Turns the record no longer reaches stay (a transcript that shrank).
     /// Returns false for a forgotten conversation (nothing stored).
-    pub fn put(&mut self, conv: &ConvRecord, turns: &[TurnRecord]) -> Result<bool, StoreError> {
+    pub(crate) fn put(
+        &mut self,
+        conv: &ConvRecord,
+        turns: &[TurnRecord],
+    ) -> Result<bool, StoreError> {
         if self.is_forgotten(&conv.id)? {
             return Ok(false);
         }
@@ -148,7 +152,11 @@ impl Commit<'_> {
     /// store holds keeps its description and every turn it has, and gains only the turn
     /// numbers it lacks (so merging the same records twice adds nothing). A forgotten one is
     /// not stored.
-    pub fn merge(&mut self, conv: &ConvRecord, turns: &[TurnRecord]) -> Result<Merged, StoreError> {
+    pub(crate) fn merge(
+        &mut self,
+        conv: &ConvRecord,
+        turns: &[TurnRecord],
+    ) -> Result<Merged, StoreError> {
         if self.is_forgotten(&conv.id)? {
             return Ok(Merged::Forgotten);
         }
@@ -263,7 +271,7 @@ impl Commit<'_> {
     }
 
     /// Notes that a conversation's transcript is gone (the first time only).
-    pub fn mark_gone(&mut self, id: &str, since: i64) -> Result<(), StoreError> {
+    pub(crate) fn mark_gone(&mut self, id: &str, since: i64) -> Result<(), StoreError> {
         self.tx
             .prepare_cached(
                 "UPDATE conversations SET gone_since = ?1, seq = ?2
@@ -277,7 +285,7 @@ impl Commit<'_> {
 
     /// Removes conversations and their turns. `forget`: on request, so never stored again
     /// (retention removals are not remembered that way).
-    pub fn remove(&mut self, ids: &[String], forget: bool) -> Result<Removed, StoreError> {
+    pub(crate) fn remove(&mut self, ids: &[String], forget: bool) -> Result<Removed, StoreError> {
         let mut out = Removed::default();
         for id in ids {
             let cid: Option<i64> = self
@@ -309,7 +317,11 @@ impl Commit<'_> {
 
     /// Removes a conversation's turns (those older than `before`, epoch ms, when given); returns
     /// how many went. Bodies that copies rely on are handed to them first.
-    pub fn remove_turns(&mut self, cid: i64, before: Option<i64>) -> Result<u64, StoreError> {
+    pub(crate) fn remove_turns(
+        &mut self,
+        cid: i64,
+        before: Option<i64>,
+    ) -> Result<u64, StoreError> {
         let numbers: Vec<u32> = {
             let mut stmt = self
                 .tx
@@ -336,7 +348,7 @@ impl Commit<'_> {
     /// Drops turns older than `cutoff` (epoch ms) of conversations whose transcript is gone
     /// (a transcript that still exists is the source of its turns); a conversation left empty is
     /// removed. Conversations touched get this commit's number, so readers reload them.
-    pub fn retain(&mut self, cutoff: i64) -> Result<Removed, StoreError> {
+    pub(crate) fn retain(&mut self, cutoff: i64) -> Result<Removed, StoreError> {
         let convs: Vec<(i64, String)> = {
             let mut stmt = self
                 .tx
@@ -399,7 +411,7 @@ impl StoreWriter {
     /// the redacting readers (the persistent index, keyed on the same rules, is rebuilt, and a
     /// turn whose text changed replaces its stored version); store-only ones can only be
     /// redacted further: text an earlier rule removed stays removed. Returns the turns changed.
-    pub fn rekey_redaction(&mut self) -> Result<u64, StoreError> {
+    pub(crate) fn rekey_redaction(&mut self) -> Result<u64, StoreError> {
         let key = redact_key();
         let stored: Option<i64> = self
             .conn

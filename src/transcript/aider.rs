@@ -20,7 +20,7 @@ use rustc_hash::FxHashSet;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
-pub const FORMAT: &str = "aider";
+pub(crate) const FORMAT: &str = "aider";
 
 /// The file aider writes by default (`--chat-history-file` can name another).
 const HISTORY: &str = ".aider.chat.history.md";
@@ -40,7 +40,7 @@ const HEADER: &str = "# aider chat started at ";
 const PROMPT_COMMANDS: &[&str] = &["/ask", "/code", "/architect", "/context"];
 
 /// The Aider adapter.
-pub struct Aider;
+pub(crate) struct Aider;
 
 impl Adapter for Aider {
     fn name(&self) -> &'static str {
@@ -294,7 +294,7 @@ impl Session {
 }
 
 /// Resumable parser of one history file.
-pub struct AiderParser {
+pub(crate) struct AiderParser {
     key: String,
     cwd: Option<String>,
     /// Reading started inside the file (a re-read of some turns): the next session header ends
@@ -307,7 +307,7 @@ pub struct AiderParser {
 }
 
 impl AiderParser {
-    pub fn new(file: &SourceFile) -> Self {
+    pub(crate) fn new(file: &SourceFile) -> Self {
         AiderParser {
             key: file_key(&file.path),
             cwd: file

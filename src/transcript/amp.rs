@@ -20,10 +20,10 @@ use serde_json::value::RawValue;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub const FORMAT: &str = "amp";
+pub(crate) const FORMAT: &str = "amp";
 
 /// The Amp adapter.
-pub struct Amp;
+pub(crate) struct Amp;
 
 impl Adapter for Amp {
     fn name(&self) -> &'static str {

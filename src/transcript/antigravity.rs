@@ -26,13 +26,13 @@ use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-pub const FORMAT: &str = "antigravity";
+pub(crate) const FORMAT: &str = "antigravity";
 
 /// Transcript names in a conversation's log directory, preferred first.
 const TRANSCRIPTS: &[&str] = &["transcript_full.jsonl", "transcript.jsonl"];
 
 /// The Antigravity CLI adapter.
-pub struct Antigravity;
+pub(crate) struct Antigravity;
 
 impl Adapter for Antigravity {
     fn name(&self) -> &'static str {
@@ -251,7 +251,7 @@ fn tool_calls(call: &Call) -> Vec<ToolCall> {
 }
 
 /// Resumable parser for one Antigravity transcript.
-pub struct AntigravityParser {
+pub(crate) struct AntigravityParser {
     id: String,
     /// `history.jsonl`, where the workspace is looked up until it is found.
     history: Option<PathBuf>,
@@ -260,7 +260,7 @@ pub struct AntigravityParser {
 }
 
 impl AntigravityParser {
-    pub fn new(file: &SourceFile) -> Self {
+    pub(crate) fn new(file: &SourceFile) -> Self {
         let id = match &file.role {
             Role::Session { id } => id.clone(),
             Role::Subagent { agent_id, .. } => format!("{FORMAT}:{agent_id}"),

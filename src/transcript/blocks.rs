@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 
 /// One content block (fields of every kind; all optional).
 #[derive(Deserialize, Default)]
-pub struct Block<'a> {
+pub(crate) struct Block<'a> {
     #[serde(rename = "type", borrow, default)]
     pub kind: LStr<'a>,
     #[serde(borrow, default)]
@@ -22,7 +22,7 @@ pub struct Block<'a> {
 }
 
 /// Message content: a string or a list of blocks.
-pub type Blocks<'a> = Content<'a, Block<'a>>;
+pub(crate) type Blocks<'a> = Content<'a, Block<'a>>;
 
 impl Block<'_> {
     fn is(&self, kind: &str) -> bool {
@@ -31,7 +31,7 @@ impl Block<'_> {
 }
 
 /// The `text` blocks' texts (a string content is one text), blank ones left out.
-pub fn texts<'b>(content: &'b Blocks) -> Vec<&'b str> {
+pub(crate) fn texts<'b>(content: &'b Blocks) -> Vec<&'b str> {
     match content {
         Content::Text(t) => vec![t.as_ref()]
             .into_iter()
@@ -48,7 +48,7 @@ pub fn texts<'b>(content: &'b Blocks) -> Vec<&'b str> {
 
 /// Whether the content carries tool results and no text: a user-role message that delivers
 /// tool output, not a prompt.
-pub fn is_tool_output(content: &Blocks) -> bool {
+pub(crate) fn is_tool_output(content: &Blocks) -> bool {
     match content {
         Content::Blocks(blocks) => {
             blocks.iter().any(|b| b.is("tool_result")) && texts(content).is_empty()
@@ -58,7 +58,7 @@ pub fn is_tool_output(content: &Blocks) -> bool {
 }
 
 /// The tool calls of `tool_use` blocks, normalised.
-pub fn tool_calls(content: &Blocks) -> Vec<ToolCall> {
+pub(crate) fn tool_calls(content: &Blocks) -> Vec<ToolCall> {
     let Content::Blocks(blocks) = content else {
         return Vec::new();
     };

@@ -18,25 +18,26 @@ use std::path::Path;
 use xxhash_rust::xxh3::xxh3_64;
 
 mod discover;
-pub mod prompt;
+pub(crate) mod prompt;
 mod scan;
 mod tool;
 mod user;
-pub use discover::{discover_project, discover_subagents, links_within, subagent_id};
+pub(crate) use discover::{discover_project, discover_subagents, links_within, subagent_id};
 use discover::{nested_subagent, project_file};
-pub use prompt::prompt_text;
+#[cfg(test)]
+pub(crate) use prompt::prompt_text;
 
 /// The Claude Code adapter.
-pub struct Claude;
+pub(crate) struct Claude;
 
 impl Claude {
     /// `~/.claude/projects` for the given home directory.
-    pub fn default_root_of(&self, home: &Path) -> std::path::PathBuf {
+    pub(crate) fn default_root_of(home: &Path) -> std::path::PathBuf {
         home.join(".claude").join("projects")
     }
 }
 
-pub const FORMAT: &str = "claude";
+pub(crate) const FORMAT: &str = "claude";
 
 impl Adapter for Claude {
     fn name(&self) -> &'static str {
@@ -108,7 +109,7 @@ impl Adapter for Claude {
     }
 
     fn default_root(&self, home: &Path) -> std::path::PathBuf {
-        self.default_root_of(home)
+        Self::default_root_of(home)
     }
 
     /// `$CLAUDE_CONFIG_DIR/projects` when set.
@@ -222,7 +223,7 @@ const KNOWN_TYPES: &[&str] = &[
 ];
 
 /// Resumable parser for one Claude Code transcript file.
-pub struct ClaudeParser {
+pub(crate) struct ClaudeParser {
     role: Role,
     turns: TurnBuilder,
     meta: ConvMeta,
@@ -237,7 +238,7 @@ pub struct ClaudeParser {
 }
 
 impl ClaudeParser {
-    pub fn new(file: &SourceFile) -> Self {
+    pub(crate) fn new(file: &SourceFile) -> Self {
         Self {
             role: file.role.clone(),
             turns: TurnBuilder::default(),

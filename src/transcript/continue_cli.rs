@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub const FORMAT: &str = "continue";
+pub(crate) const FORMAT: &str = "continue";
 
 /// The index of sessions Continue keeps beside them (not a session).
 const INDEX: &str = "sessions.json";
@@ -28,7 +28,7 @@ const INDEX: &str = "sessions.json";
 const UNNAMED: &str = "New Session";
 
 /// The Continue CLI adapter.
-pub struct Continue;
+pub(crate) struct Continue;
 
 impl Adapter for Continue {
     fn name(&self) -> &'static str {

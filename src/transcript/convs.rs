@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 /// One conversation of the file.
 #[derive(Debug, Default)]
-pub struct Conv {
+pub(crate) struct Conv {
     pub id: String,
     pub meta: ConvMeta,
     pub turns: TurnBuilder,
@@ -18,18 +18,11 @@ pub struct Conv {
 }
 
 impl Conv {
-    pub fn new(id: String, meta: ConvMeta) -> Self {
+    pub(crate) fn new(id: String, meta: ConvMeta) -> Self {
         Conv {
             id,
             meta,
             ..Conv::default()
-        }
-    }
-
-    /// Adds the streaming calls to the open turn.
-    pub fn commit(&mut self, at: super::At) {
-        for call in std::mem::take(&mut self.streaming) {
-            self.turns.tool_call(at, call);
         }
     }
 
@@ -50,13 +43,13 @@ impl Conv {
 
 /// The session (index 0) and its inline sub-agents, by a key the format chooses.
 #[derive(Debug, Default)]
-pub struct ConvSet {
+pub(crate) struct ConvSet {
     convs: Vec<Conv>,
     by_key: FxHashMap<String, usize>,
 }
 
 impl ConvSet {
-    pub fn new(main: Conv) -> Self {
+    pub(crate) fn new(main: Conv) -> Self {
         ConvSet {
             convs: vec![main],
             by_key: FxHashMap::default(),
@@ -64,30 +57,34 @@ impl ConvSet {
     }
 
     /// The session.
-    pub fn main(&mut self) -> &mut Conv {
+    pub(crate) fn main(&mut self) -> &mut Conv {
         let c = &mut self.convs[0];
         c.dirty = true;
         c
     }
 
     /// The session, unchanged.
-    pub fn main_ref(&self) -> &Conv {
+    pub(crate) fn main_ref(&self) -> &Conv {
         &self.convs[0]
     }
 
-    pub fn contains(&self, key: &str) -> bool {
+    pub(crate) fn contains(&self, key: &str) -> bool {
         self.by_key.contains_key(key)
     }
 
     /// The sub-agent under `key`, if known.
-    pub fn get(&mut self, key: &str) -> Option<&mut Conv> {
+    pub(crate) fn get(&mut self, key: &str) -> Option<&mut Conv> {
         let c = &mut self.convs[*self.by_key.get(key)?];
         c.dirty = true;
         Some(c)
     }
 
     /// The sub-agent under `key`, created by `make` when new.
-    pub fn get_or_insert_with(&mut self, key: &str, make: impl FnOnce() -> Conv) -> &mut Conv {
+    pub(crate) fn get_or_insert_with(
+        &mut self,
+        key: &str,
+        make: impl FnOnce() -> Conv,
+    ) -> &mut Conv {
         let i = match self.by_key.get(key) {
             Some(&i) => i,
             None => {
@@ -102,12 +99,12 @@ impl ConvSet {
     }
 
     /// Every conversation, the session first.
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Conv> {
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut Conv> {
         self.convs.iter_mut()
     }
 
     /// The session and the sub-agents that changed since the last drain.
-    pub fn drain(&mut self) -> Vec<ConvState> {
+    pub(crate) fn drain(&mut self) -> Vec<ConvState> {
         let mut out = Vec::new();
         for (i, c) in self.convs.iter_mut().enumerate() {
             if i == 0 || std::mem::take(&mut c.dirty) {

@@ -23,10 +23,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::{Path, PathBuf};
 
-pub const FORMAT: &str = "copilot";
+pub(crate) const FORMAT: &str = "copilot";
 
 /// The Copilot CLI adapter.
-pub struct Copilot;
+pub(crate) struct Copilot;
 
 impl Adapter for Copilot {
     fn name(&self) -> &'static str {
@@ -197,7 +197,7 @@ struct Spawn {
 }
 
 /// Resumable parser for one Copilot session log.
-pub struct CopilotParser {
+pub(crate) struct CopilotParser {
     convs: ConvSet,
     path: PathBuf,
     /// Sub-agent calls by call id.
@@ -207,7 +207,7 @@ pub struct CopilotParser {
 }
 
 impl CopilotParser {
-    pub fn new(file: &SourceFile) -> Self {
+    pub(crate) fn new(file: &SourceFile) -> Self {
         let id = match &file.role {
             Role::Session { id } => id.clone(),
             Role::Subagent { agent_id, .. } => format!("{FORMAT}:{agent_id}"),

@@ -27,7 +27,7 @@ use serde_json::value::RawValue;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub const FORMAT: &str = "crush";
+pub(crate) const FORMAT: &str = "crush";
 
 const DB: &str = "crush.db";
 const DATA_DIR: &str = ".crush";
@@ -44,7 +44,7 @@ const SKIP: &[&str] = &[
 ];
 
 /// The Crush adapter.
-pub struct Crush;
+pub(crate) struct Crush;
 
 impl Adapter for Crush {
     fn name(&self) -> &'static str {
@@ -272,7 +272,7 @@ fn messages(db: &Database, t: &Table) -> io::Result<Vec<Message>> {
 /// Reads the database whole on every change and reports the sessions whose conversation
 /// changed.
 #[derive(Default)]
-pub struct CrushReader {
+pub(crate) struct CrushReader {
     reported: Reported,
 }
 

@@ -22,12 +22,12 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::{Path, PathBuf};
 
-pub const FORMAT: &str = "cursor";
+pub(crate) const FORMAT: &str = "cursor";
 
 const TRANSCRIPTS: &str = "agent-transcripts";
 
 /// The Cursor agent adapter.
-pub struct Cursor;
+pub(crate) struct Cursor;
 
 impl Adapter for Cursor {
     fn name(&self) -> &'static str {
@@ -298,7 +298,7 @@ fn user_query(text: &str) -> Option<String> {
 }
 
 /// Resumable parser for one Cursor transcript.
-pub struct CursorParser {
+pub(crate) struct CursorParser {
     id: String,
     path: PathBuf,
     workspace: Option<String>,
@@ -309,7 +309,7 @@ pub struct CursorParser {
 }
 
 impl CursorParser {
-    pub fn new(file: &SourceFile) -> Self {
+    pub(crate) fn new(file: &SourceFile) -> Self {
         let (id, chats) = match &file.role {
             Role::Session { id } => {
                 let projects = file.path.ancestors().find(|a| a.ends_with(TRANSCRIPTS));

@@ -5,7 +5,7 @@ use std::path::Path;
 
 /// A directory entry: name, path and whether it is a directory (symlinks followed).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub name: String,
     pub path: std::path::PathBuf,
     pub is_dir: bool,
@@ -30,7 +30,7 @@ fn lossy_name(path: &Path, raw: &std::ffi::OsStr) -> String {
 /// Directories and regular files of a directory, sorted by name (unreadable directories yield
 /// nothing). FIFOs, sockets and devices are left out: opening one could block the indexer.
 /// Uses the directory entry's type, so no extra `stat` per file except for symlinks.
-pub fn sorted_entries(dir: &Path) -> Vec<Entry> {
+pub(crate) fn sorted_entries(dir: &Path) -> Vec<Entry> {
     let mut v: Vec<Entry> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -56,7 +56,7 @@ pub fn sorted_entries(dir: &Path) -> Vec<Entry> {
 }
 
 /// The files directly in `dir`, sorted by name, that `accept` makes sources of.
-pub fn files_in(
+pub(crate) fn files_in(
     dir: &Path,
     accept: impl FnMut(&Path) -> Option<SourceFile>,
 ) -> impl Iterator<Item = SourceFile> {
@@ -69,7 +69,7 @@ pub fn files_in(
 
 /// A session file `<id><suffix>` directly in a format's directory, whose conversation id is
 /// `<format>:<id>` (`None` for other names and an empty id).
-pub fn session_file(path: &Path, format: &'static str, suffix: &str) -> Option<SourceFile> {
+pub(crate) fn session_file(path: &Path, format: &'static str, suffix: &str) -> Option<SourceFile> {
     let stem = path.file_name()?.to_str()?.strip_suffix(suffix)?;
     (!stem.is_empty()).then(|| SourceFile {
         path: path.to_owned(),
@@ -83,7 +83,7 @@ pub fn session_file(path: &Path, format: &'static str, suffix: &str) -> Option<S
 
 /// What `walk` finds from `dir`, started at its depth below `root`, sorted (nothing when `dir`
 /// is not under `root`): the `discover` and `discover_under` of formats that walk a tree.
-pub fn walk_sorted(
+pub(crate) fn walk_sorted(
     root: &Path,
     dir: &Path,
     walk: impl FnOnce(&Path, usize, &mut Vec<SourceFile>),

@@ -21,13 +21,13 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
-pub const FORMAT: &str = "droid";
+pub(crate) const FORMAT: &str = "droid";
 
 /// The display title Droid gives a session before it names it.
 const UNNAMED: &str = "New Session";
 
 /// The Factory Droid adapter.
-pub struct Droid;
+pub(crate) struct Droid;
 
 impl Adapter for Droid {
     fn name(&self) -> &'static str {
@@ -116,14 +116,14 @@ fn typed_prompt(content: &Blocks) -> Option<String> {
 }
 
 /// Resumable parser for one Droid session file.
-pub struct DroidParser {
+pub(crate) struct DroidParser {
     id: String,
     meta: ConvMeta,
     turns: TurnBuilder,
 }
 
 impl DroidParser {
-    pub fn new(file: &SourceFile) -> Self {
+    pub(crate) fn new(file: &SourceFile) -> Self {
         let id = match &file.role {
             Role::Session { id } => id.clone(),
             Role::Subagent { agent_id, .. } => format!("{FORMAT}:{agent_id}"),

@@ -21,10 +21,10 @@ use serde_json::value::RawValue;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
-pub const FORMAT: &str = "gemini";
+pub(crate) const FORMAT: &str = "gemini";
 
 /// The Gemini CLI adapter.
-pub struct Gemini;
+pub(crate) struct Gemini;
 
 impl Adapter for Gemini {
     fn name(&self) -> &'static str {
@@ -386,7 +386,7 @@ impl Chat {
 
 /// Re-reads a chat file whole and reports it when what it indexes changed.
 #[derive(Default)]
-pub struct GeminiReader {
+pub(crate) struct GeminiReader {
     fingerprint: Option<u64>,
 }
 

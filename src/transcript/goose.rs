@@ -26,12 +26,12 @@ use serde_json::value::RawValue;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub const FORMAT: &str = "goose";
+pub(crate) const FORMAT: &str = "goose";
 
 const DB: &str = "sessions.db";
 
 /// The Goose adapter.
-pub struct Goose;
+pub(crate) struct Goose;
 
 impl Adapter for Goose {
     fn name(&self) -> &'static str {
@@ -276,7 +276,7 @@ fn messages(db: &Database, t: &Table) -> io::Result<Vec<Row>> {
 /// Reads the database whole on every change and reports the sessions whose conversation
 /// changed.
 #[derive(Default)]
-pub struct GooseReader {
+pub(crate) struct GooseReader {
     reported: Reported,
 }
 

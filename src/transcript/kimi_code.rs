@@ -23,10 +23,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::{Path, PathBuf};
 
-pub const FORMAT: &str = "kimi-code";
+pub(crate) const FORMAT: &str = "kimi-code";
 
 /// The Kimi Code adapter.
-pub struct KimiCode;
+pub(crate) struct KimiCode;
 
 impl Adapter for KimiCode {
     fn name(&self) -> &'static str {
@@ -268,7 +268,7 @@ fn parts(raw: Option<&RawValue>) -> (String, Vec<Attachment>) {
 }
 
 /// Resumable parser for one agent's journal.
-pub struct KimiCodeParser {
+pub(crate) struct KimiCodeParser {
     id: String,
     session_dir: Option<PathBuf>,
     subagent: bool,
@@ -280,7 +280,7 @@ pub struct KimiCodeParser {
 }
 
 impl KimiCodeParser {
-    pub fn new(file: &SourceFile) -> Self {
+    pub(crate) fn new(file: &SourceFile) -> Self {
         let session_dir = file
             .path
             .parent()

@@ -13,17 +13,17 @@ use std::fmt;
 /// A string field that is `None` unless the JSON value is a string. Borrows when the string
 /// has no escapes.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct LStr<'a>(pub Option<Cow<'a, str>>);
+pub(crate) struct LStr<'a>(pub Option<Cow<'a, str>>);
 
 impl<'a> LStr<'a> {
-    pub fn as_deref(&self) -> Option<&str> {
+    pub(crate) fn as_deref(&self) -> Option<&str> {
         self.0.as_deref()
     }
     /// The string when present and not blank.
-    pub fn non_empty(&self) -> Option<&str> {
+    pub(crate) fn non_empty(&self) -> Option<&str> {
         self.0.as_deref().filter(|s| !s.trim().is_empty())
     }
-    pub fn into_owned(self) -> Option<String> {
+    pub(crate) fn into_owned(self) -> Option<String> {
         self.0.map(Cow::into_owned)
     }
 }
@@ -83,7 +83,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for LStr<'a> {
 
 /// A flag that is true only when the JSON value is `true`.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct LBool(pub bool);
+pub(crate) struct LBool(pub bool);
 
 struct LBoolVisitor;
 
@@ -134,7 +134,7 @@ impl<'de> Deserialize<'de> for LBool {
 
 /// A number field (integer or float) read as `i64`; anything else is `None`.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct LNum(pub Option<i64>);
+pub(crate) struct LNum(pub Option<i64>);
 
 struct LNumVisitor;
 
@@ -187,7 +187,7 @@ impl<'de> Deserialize<'de> for LNum {
 /// number (or numeric string) in seconds, milliseconds or microseconds, told apart by magnitude.
 /// Anything else is `None`.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct LTime(pub Option<i64>);
+pub(crate) struct LTime(pub Option<i64>);
 
 struct LTimeVisitor;
 
@@ -239,7 +239,7 @@ impl<'de> Deserialize<'de> for LTime {
 /// A JSON value's text, unparsed (as a `&RawValue` borrows it), for values read later if at
 /// all; unlike `&RawValue` it can also be made from text already known to be one JSON value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Raw<'a>(pub &'a str);
+pub(crate) struct Raw<'a>(pub &'a str);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -249,21 +249,21 @@ impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
 
 impl<'a> Raw<'a> {
     /// Deserializes the value as `T`, or `None` when it does not fit.
-    pub fn parse<T: Deserialize<'a>>(self) -> Option<T> {
+    pub(crate) fn parse<T: Deserialize<'a>>(self) -> Option<T> {
         serde_json::from_str(self.0).ok()
     }
 }
 
 /// What kind of JSON value a raw value holds, judged by its first byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
+pub(crate) enum Shape {
     String,
     Array,
     Object,
     Other,
 }
 
-pub fn shape(raw: &RawValue) -> Shape {
+pub(crate) fn shape(raw: &RawValue) -> Shape {
     match raw
         .get()
         .as_bytes()
@@ -278,12 +278,12 @@ pub fn shape(raw: &RawValue) -> Shape {
 }
 
 /// Deserializes a raw value as `T`, or `None` when it does not fit.
-pub fn parse<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
+pub(crate) fn parse<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
     serde_json::from_str(raw.get()).ok()
 }
 
 /// Reads a raw value as a string when it is one.
-pub fn string<'a>(raw: &'a RawValue) -> Option<Cow<'a, str>> {
+pub(crate) fn string<'a>(raw: &'a RawValue) -> Option<Cow<'a, str>> {
     if shape(raw) != Shape::String {
         return None;
     }
@@ -292,7 +292,7 @@ pub fn string<'a>(raw: &'a RawValue) -> Option<Cow<'a, str>> {
 
 /// Runs `parse` on `line`; when it fails for the line's JSON or UTF-8, runs it once more on
 /// the line with its strings repaired (see [`repair`]). Only the error path pays for the scan.
-pub fn retry_repaired<T>(
+pub(crate) fn retry_repaired<T>(
     line: &[u8],
     mut parse: impl FnMut(&[u8]) -> Result<T, LineError>,
 ) -> Result<T, LineError> {
@@ -308,7 +308,7 @@ pub fn retry_repaired<T>(
 /// The line with invalid UTF-8 and unpaired surrogate escapes (`\ud83d` alone, as written when
 /// an emoji is cut at a buffer edge) replaced by U+FFFD, as Node and Python read them; `None`
 /// when there is nothing to repair.
-pub fn repair(line: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn repair(line: &[u8]) -> Option<Vec<u8>> {
     let text = String::from_utf8_lossy(line);
     let mut changed = matches!(text, Cow::Owned(_));
     let b = text.as_bytes();
@@ -355,7 +355,7 @@ fn hex_escape(b: &[u8], at: usize) -> Option<u32> {
 /// Message content that is either a string or a list of blocks (as in Anthropic- and
 /// OpenAI-style messages), read in one pass.
 #[derive(Debug, Default, PartialEq)]
-pub enum Content<'a, B> {
+pub(crate) enum Content<'a, B> {
     #[default]
     Missing,
     Text(Cow<'a, str>),

@@ -2,7 +2,7 @@
 //! harnesses and editors wrap around or add to what the human typed.
 
 /// Removes every `<tag …>…</tag>` element of the given tags (unclosed ones run to the end).
-pub fn strip_elements(text: &str, tags: &[&str]) -> String {
+pub(crate) fn strip_elements(text: &str, tags: &[&str]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     'outer: while let Some(lt) = rest.find('<') {

@@ -70,44 +70,44 @@
 //!   only public samples are hand-written minimal files known not to be faithful, and the one real
 //!   capture found was withdrawn by its owner. Reading them now would index injected environment
 //!   text as prompts.
-pub mod aider;
-pub mod amp;
-pub mod antigravity;
-pub mod blocks;
-pub mod claude;
-pub mod codex;
-pub mod continue_cli;
-pub mod convs;
-pub mod copilot;
-pub mod crush;
-pub mod cursor;
-pub mod dir;
-pub mod droid;
-pub mod gemini;
-pub mod goose;
-pub mod kimi;
-pub mod kimi_code;
-pub mod lenient;
-pub mod markup;
-pub mod openclaw;
-pub mod opencode;
-pub mod qwen;
-pub mod redacted;
-pub mod reread;
-pub mod sqlite;
-pub mod stream;
-pub mod tools;
-pub mod turns;
+pub(crate) mod aider;
+pub(crate) mod amp;
+pub(crate) mod antigravity;
+pub(crate) mod blocks;
+pub(crate) mod claude;
+pub(crate) mod codex;
+pub(crate) mod continue_cli;
+pub(crate) mod convs;
+pub(crate) mod copilot;
+pub(crate) mod crush;
+pub(crate) mod cursor;
+pub(crate) mod dir;
+pub(crate) mod droid;
+pub(crate) mod gemini;
+pub(crate) mod goose;
+pub(crate) mod kimi;
+pub(crate) mod kimi_code;
+pub(crate) mod lenient;
+pub(crate) mod markup;
+pub(crate) mod openclaw;
+pub(crate) mod opencode;
+pub(crate) mod qwen;
+pub(crate) mod redacted;
+pub(crate) mod reread;
+pub(crate) mod sqlite;
+pub(crate) mod stream;
+pub(crate) mod tools;
+pub(crate) mod turns;
 
 use crate::util::glob::Glob;
 use std::path::{Path, PathBuf};
 
-pub use tools::{FileOp, ToolCall, ToolKind};
-pub use turns::{At, Attachment, Turn, TurnBuilder};
+pub(crate) use tools::{FileOp, ToolCall, ToolKind};
+pub(crate) use turns::{At, Attachment, Turn, TurnBuilder};
 
 /// A summary candidate (`summary` record) and whether its leaf record is in the same file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SummaryRecord {
+pub(crate) struct SummaryRecord {
     pub text: String,
     pub leaf: Option<String>,
     pub leaf_in_file: bool,
@@ -115,7 +115,7 @@ pub struct SummaryRecord {
 
 /// Metadata of one conversation, accumulated while its records are read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ConvMeta {
+pub(crate) struct ConvMeta {
     /// Session id recorded inside the file (for sub-agents: the parent session's id).
     pub recorded_session_id: Option<String>,
     /// The first working directory recorded.
@@ -151,20 +151,20 @@ pub struct ConvMeta {
 }
 
 /// Most distinct working directories remembered per conversation.
-pub const MAX_CWDS: usize = 16;
+pub(crate) const MAX_CWDS: usize = 16;
 
 /// Longest fallback summary taken from the first prompt, in characters.
-pub const SUMMARY_FALLBACK_CHARS: usize = 200;
+pub(crate) const SUMMARY_FALLBACK_CHARS: usize = 200;
 
 impl ConvMeta {
     /// When the conversation itself began (see `created_ts`).
-    pub fn created(&self) -> Option<i64> {
+    pub(crate) fn created(&self) -> Option<i64> {
         self.created_ts.or(self.first_ts)
     }
 
     /// Records a working directory seen on a record: the first one becomes `cwd`, each
     /// distinct one joins `cwds` (capped).
-    pub fn note_cwd(&mut self, cwd: &str) {
+    pub(crate) fn note_cwd(&mut self, cwd: &str) {
         if cwd.is_empty() {
             return;
         }
@@ -177,7 +177,7 @@ impl ConvMeta {
     }
 
     /// Every working directory recorded (the first one when only that was kept).
-    pub fn all_cwds(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn all_cwds(&self) -> impl Iterator<Item = &str> {
         let only_first = if self.cwds.is_empty() {
             self.cwd.as_deref()
         } else {
@@ -186,7 +186,7 @@ impl ConvMeta {
         self.cwds.iter().map(String::as_str).chain(only_first)
     }
 
-    pub fn note_timestamp(&mut self, ts: Option<i64>) {
+    pub(crate) fn note_timestamp(&mut self, ts: Option<i64>) {
         if let Some(ts) = ts {
             self.first_ts = Some(self.first_ts.map_or(ts, |f| f.min(ts)));
             self.last_ts = Some(self.last_ts.map_or(ts, |l| l.max(ts)));
@@ -195,7 +195,7 @@ impl ConvMeta {
 
     /// The conversation's summary: custom title > generated title > a summary record (one
     /// whose leaf is in this file first, else the last one) > slug > start of the first prompt.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         if let Some(t) = self.custom_title.as_deref().or(self.ai_title.as_deref()) {
             return t.to_owned();
         }
@@ -218,7 +218,7 @@ impl ConvMeta {
 
 /// How a source file relates to conversations.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Role {
+pub(crate) enum Role {
     /// A main session; its id is final.
     Session { id: String },
     /// A sub-agent transcript. `parent` is known from the layout (nested) or read from the
@@ -233,7 +233,7 @@ pub enum Role {
 
 /// One file (or other unit) of transcripts that an adapter reads.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SourceFile {
+pub(crate) struct SourceFile {
     pub path: PathBuf,
     pub format: &'static str,
     /// Directory under the source root the file belongs to (Claude: the project directory).
@@ -243,7 +243,7 @@ pub struct SourceFile {
 
 /// A conversation as a parser currently sees it.
 #[derive(Debug, Clone, Default)]
-pub struct ConvState {
+pub(crate) struct ConvState {
     /// Final conversation id (format prefix included for non-Claude formats).
     pub id: String,
     pub meta: ConvMeta,
@@ -257,7 +257,7 @@ pub struct ConvState {
 
 impl ConvState {
     /// A conversation read whole: every turn `turns` built, finished.
-    pub fn finished(id: String, meta: ConvMeta, mut turns: TurnBuilder) -> ConvState {
+    pub(crate) fn finished(id: String, meta: ConvMeta, mut turns: TurnBuilder) -> ConvState {
         let completed = turns.finish_all();
         ConvState {
             id,
@@ -271,7 +271,7 @@ impl ConvState {
 
 /// Why a line was skipped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LineError {
+pub(crate) enum LineError {
     #[error("not valid UTF-8")]
     Utf8,
     #[error("not a JSON object: {0}")]
@@ -284,7 +284,7 @@ pub enum LineError {
 
 /// A resumable parser for line-oriented (JSONL) transcripts: it keeps its state between
 /// calls, so appended lines continue where the last complete line ended.
-pub trait LineParser: Send {
+pub(crate) trait LineParser: Send {
     /// Feeds one complete line (without its newline) that starts at byte `offset`.
     fn feed_line(&mut self, offset: u64, line: &[u8]) -> Result<(), LineError>;
     /// The conversation(s) with turns completed since the last drain and the open turn.
@@ -300,7 +300,7 @@ pub trait LineParser: Send {
 
 /// What re-reading a whole unit found.
 #[derive(Debug, Clone, Default)]
-pub struct UnitRead {
+pub(crate) struct UnitRead {
     /// Conversations whose content changed since the last read (all of them the first time),
     /// each with every turn in `completed` (the whole conversation is replaced).
     pub changed: Vec<ConvState>,
@@ -315,7 +315,7 @@ pub struct UnitRead {
 /// A reader for transcripts that are not append-only lines (a JSON document, a database, a
 /// tree of files): the unit is re-read whole when it changes. Keep state between reads to
 /// report only conversations that changed.
-pub trait UnitReader: Send {
+pub(crate) trait UnitReader: Send {
     fn read(&mut self, file: &SourceFile) -> std::io::Result<UnitRead>;
     /// Files whose size or mtime tell whether the unit changed (the unit's path by default;
     /// e.g. a database and its `-wal` file).
@@ -334,7 +334,7 @@ pub trait UnitReader: Send {
 }
 
 /// How a format's files are read.
-pub enum Reader {
+pub(crate) enum Reader {
     /// Append-only JSONL, followed line by line from the last complete line.
     Lines(Box<dyn LineParser>),
     /// Re-read whole when changed.
@@ -343,7 +343,7 @@ pub enum Reader {
 
 /// How a format's conversations are named as projects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProjectNaming {
+pub(crate) enum ProjectNaming {
     /// By the last component of the recorded working directory, else the file's group.
     Cwd,
     /// By the group directory (e.g. Claude Code's `-home-me-src-app`), with the prefix common to
@@ -352,7 +352,7 @@ pub enum ProjectNaming {
 }
 
 /// A transcript format: where its files live and how to read them.
-pub trait Adapter: Sync {
+pub(crate) trait Adapter: Sync {
     /// Format name used in `--source FORMAT:PATH` and as id prefix.
     fn name(&self) -> &'static str;
     /// Where the agent keeps transcripts by default, given the home directory.
@@ -402,7 +402,7 @@ pub trait Adapter: Sync {
 }
 
 /// Every supported format. Add new adapters here.
-pub static ADAPTERS: &[&dyn Adapter] = &[
+pub(crate) static ADAPTERS: &[&dyn Adapter] = &[
     &claude::Claude,
     &openclaw::OpenClaw,
     &codex::Codex,
@@ -423,17 +423,17 @@ pub static ADAPTERS: &[&dyn Adapter] = &[
 ];
 
 /// The format read when no `--source` is given.
-pub fn default_adapter() -> &'static dyn Adapter {
+pub(crate) fn default_adapter() -> &'static dyn Adapter {
     &claude::Claude
 }
 
 /// The adapter registered under `name`.
-pub fn adapter(name: &str) -> Option<&'static dyn Adapter> {
+pub(crate) fn adapter(name: &str) -> Option<&'static dyn Adapter> {
     ADAPTERS.iter().copied().find(|a| a.name() == name)
 }
 
 /// Names of every supported format, comma-separated, for messages.
-pub fn format_names() -> String {
+pub(crate) fn format_names() -> String {
     ADAPTERS
         .iter()
         .map(|a| a.name())
@@ -442,14 +442,14 @@ pub fn format_names() -> String {
 }
 
 /// The home directory (`$HOME`), if set.
-pub fn home_dir() -> Option<PathBuf> {
+pub(crate) fn home_dir() -> Option<PathBuf> {
     std::env::var_os("HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
 }
 
 /// Where `adapter` keeps transcripts by default: its environment override, else under `$HOME`.
-pub fn default_location(adapter: &dyn Adapter) -> Option<PathBuf> {
+pub(crate) fn default_location(adapter: &dyn Adapter) -> Option<PathBuf> {
     adapter
         .env_root()
         .or_else(|| home_dir().map(|h| adapter.default_root(&h)))
@@ -457,7 +457,7 @@ pub fn default_location(adapter: &dyn Adapter) -> Option<PathBuf> {
 
 /// Every directory `adapter` keeps transcripts in by default: its environment override, else
 /// its locations under `$HOME`; or why there is none.
-pub fn default_locations(adapter: &dyn Adapter) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn default_locations(adapter: &dyn Adapter) -> Result<Vec<PathBuf>, String> {
     if let Some(dir) = adapter.env_root() {
         return Ok(vec![dir]);
     }

@@ -20,10 +20,10 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::Xxh3Default;
 
-pub const FORMAT: &str = "openclaw";
+pub(crate) const FORMAT: &str = "openclaw";
 
 /// The OpenClaw adapter.
-pub struct OpenClaw;
+pub(crate) struct OpenClaw;
 
 impl Adapter for OpenClaw {
     fn name(&self) -> &'static str {
@@ -169,7 +169,7 @@ fn is_ack(text: &str) -> bool {
 const SCAFFOLD_MODEL: &str = "delivery-mirror";
 
 /// Resumable parser for one OpenClaw / pi session file.
-pub struct OpenClawParser {
+pub(crate) struct OpenClawParser {
     stem: String,
     header_id: Option<String>,
     turns: TurnBuilder,
@@ -179,7 +179,7 @@ pub struct OpenClawParser {
 }
 
 impl OpenClawParser {
-    pub fn new(file: &SourceFile) -> Self {
+    pub(crate) fn new(file: &SourceFile) -> Self {
         let name = file.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         Self {
             stem: name.strip_suffix(".jsonl").unwrap_or(name).to_owned(),

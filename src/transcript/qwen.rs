@@ -28,10 +28,10 @@ use serde_json::value::RawValue;
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
-pub const FORMAT: &str = "qwen";
+pub(crate) const FORMAT: &str = "qwen";
 
 /// The Qwen Code adapter.
-pub struct Qwen;
+pub(crate) struct Qwen;
 
 impl Adapter for Qwen {
     fn name(&self) -> &'static str {
@@ -389,7 +389,7 @@ fn conversation(id: String, recs: &[&Rec]) -> ConvState {
 
 /// Re-reads a chat file whole and reports the conversations whose content changed.
 #[derive(Default)]
-pub struct QwenReader {
+pub(crate) struct QwenReader {
     fingerprints: FxHashMap<String, u64>,
 }
 

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 /// A fresh reader for `file`, through which every conversation comes out redacted (unless
 /// redaction is off). The only way code outside this layer should read transcripts.
-pub fn open(file: &SourceFile) -> Option<Reader> {
+pub(crate) fn open(file: &SourceFile) -> Option<Reader> {
     let reader = adapter(file.format)?.reader(file);
     if !crate::redact::enabled() {
         return Some(reader);
@@ -25,7 +25,7 @@ pub fn open(file: &SourceFile) -> Option<Reader> {
 }
 
 /// Redacts every text of a conversation state: metadata, completed turns and the open one.
-pub fn conversation(state: &mut ConvState) {
+pub(crate) fn conversation(state: &mut ConvState) {
     meta(&mut state.meta);
     for t in &mut state.completed {
         turn(t);
@@ -36,7 +36,7 @@ pub fn conversation(state: &mut ConvState) {
 }
 
 /// Titles, summaries, the first prompt and the sub-agent description.
-pub fn meta(m: &mut ConvMeta) {
+pub(crate) fn meta(m: &mut ConvMeta) {
     redact_opt(&mut m.custom_title);
     redact_opt(&mut m.ai_title);
     redact_opt(&mut m.first_prompt);
@@ -47,7 +47,7 @@ pub fn meta(m: &mut ConvMeta) {
 }
 
 /// The prompt, the reply and every tool call's inputs.
-pub fn turn(t: &mut Turn) {
+pub(crate) fn turn(t: &mut Turn) {
     redact_string(&mut t.user_text);
     redact_string(&mut t.assistant_text);
     for c in &mut t.tools {
@@ -56,7 +56,7 @@ pub fn turn(t: &mut Turn) {
 }
 
 /// A tool call's inputs: command, pattern, description, file, query, URL and action.
-pub fn tool_call(c: &mut ToolCall) {
+pub(crate) fn tool_call(c: &mut ToolCall) {
     for field in [
         &mut c.command,
         &mut c.pattern,

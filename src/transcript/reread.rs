@@ -8,7 +8,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 /// The content hash of each conversation the last read reported, and whether the unit ever read.
 #[derive(Default)]
-pub struct Reported {
+pub(crate) struct Reported {
     hashes: FxHashMap<String, u64>,
     read_once: bool,
 }
@@ -18,7 +18,7 @@ impl Reported {
     /// (`InvalidData`: caught mid-rewrite, or not the format's) is an error once it has read, so
     /// the last reading stays until the next change; one that never read is an empty unit with
     /// one skipped record (`index_status` shows it).
-    pub fn read(&mut self, convs: io::Result<Vec<ConvState>>) -> io::Result<UnitRead> {
+    pub(crate) fn read(&mut self, convs: io::Result<Vec<ConvState>>) -> io::Result<UnitRead> {
         let convs = match convs {
             Ok(c) => c,
             Err(e) if e.kind() == io::ErrorKind::InvalidData && !self.read_once => {
@@ -46,7 +46,10 @@ impl Reported {
 }
 
 /// `items` grouped by the conversation `key` says each belongs to, in their order.
-pub fn by_conversation<T>(items: &[T], key: impl Fn(&T) -> &str) -> FxHashMap<&str, Vec<&T>> {
+pub(crate) fn by_conversation<T>(
+    items: &[T],
+    key: impl Fn(&T) -> &str,
+) -> FxHashMap<&str, Vec<&T>> {
     let mut out: FxHashMap<&str, Vec<&T>> = FxHashMap::default();
     for item in items {
         out.entry(key(item)).or_default().push(item);
@@ -56,17 +59,17 @@ pub fn by_conversation<T>(items: &[T], key: impl Fn(&T) -> &str) -> FxHashMap<&s
 
 /// How a whole document becomes its conversation: the document's text and the conversation id
 /// to use when it names none.
-pub type ParseDocument = fn(&str, &str) -> io::Result<ConvState>;
+pub(crate) type ParseDocument = fn(&str, &str) -> io::Result<ConvState>;
 
 /// A unit that is one JSON document holding one conversation, re-read whole on every change.
-pub struct DocumentReader {
+pub(crate) struct DocumentReader {
     format: &'static str,
     parse: ParseDocument,
     reported: Reported,
 }
 
 impl DocumentReader {
-    pub fn new(format: &'static str, parse: ParseDocument) -> DocumentReader {
+    pub(crate) fn new(format: &'static str, parse: ParseDocument) -> DocumentReader {
         DocumentReader {
             format,
             parse,

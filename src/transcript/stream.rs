@@ -9,21 +9,21 @@ use memchr::{memchr, memchr2};
 use std::io::{BufRead, BufReader, Read};
 
 /// Lines up to this long are fed as written.
-pub const LONG_LINE: usize = 2 << 20;
+pub(crate) const LONG_LINE: usize = 2 << 20;
 /// In a longer line, the bytes kept of each string (its head).
-pub const STRING_KEEP: usize = 1 << 20;
+pub(crate) const STRING_KEEP: usize = 1 << 20;
 /// Once this much of a long line is kept, later strings keep only [`SMALL_KEEP`] bytes.
-pub const LINE_KEEP: usize = 4 << 20;
+pub(crate) const LINE_KEEP: usize = 4 << 20;
 /// The bytes kept of a string once [`LINE_KEEP`] is reached.
-pub const SMALL_KEEP: usize = 1 << 10;
+pub(crate) const SMALL_KEEP: usize = 1 << 10;
 /// A line whose kept form still exceeds this (millions of small values) is not read.
-pub const LINE_MAX: usize = 8 << 20;
+pub(crate) const LINE_MAX: usize = 8 << 20;
 
 const READ_BUFFER: usize = 64 << 10;
 
 /// Why a range could not be fed.
 #[derive(Debug, thiserror::Error)]
-pub enum StreamError {
+pub(crate) enum StreamError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
     #[error(
@@ -36,7 +36,7 @@ pub enum StreamError {
 /// Feeds every line of `reader`, whose first byte is byte `start` of the file, to `parser`
 /// (each without its `\n` and `\r`; a last line without a newline too). Memory stays bounded
 /// by [`LONG_LINE`] plus [`LINE_MAX`], whatever the lines hold.
-pub fn feed_lines(
+pub(crate) fn feed_lines(
     parser: &mut dyn LineParser,
     reader: impl Read,
     start: u64,

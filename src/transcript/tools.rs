@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 /// What a tool does, independent of what a given agent calls it. Adapters map their tool
 /// names here (`Read`, `read`, `read_file` are all [`ToolKind::Read`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ToolKind {
+pub(crate) enum ToolKind {
     Read,
     Write,
     Edit,
@@ -25,14 +25,15 @@ pub enum ToolKind {
 /// How a tool call touched a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum FileOp {
+pub(crate) enum FileOp {
     Read,
     Edit,
     Write,
 }
 
 impl FileOp {
-    pub fn as_str(self) -> &'static str {
+    /// Its word: `read`, `edit` or `write` (as it serializes).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FileOp::Read => "read",
             FileOp::Edit => "edit",
@@ -44,7 +45,7 @@ impl FileOp {
 /// One tool call with the arguments that matter for rendering and search. Tool outputs are
 /// never part of it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolCall {
+pub(crate) struct ToolCall {
     /// The call id (`toolu_…`, `call_…`), used to drop streamed duplicates.
     pub id: Option<String>,
     /// The tool's name as the agent wrote it.
@@ -70,7 +71,7 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// The file operation this call performed, if it touched a file.
-    pub fn file_op(&self) -> Option<(FileOp, &str)> {
+    pub(crate) fn file_op(&self) -> Option<(FileOp, &str)> {
         let file = self.file.as_deref()?;
         let op = match self.kind {
             ToolKind::Read => FileOp::Read,
@@ -83,10 +84,10 @@ impl ToolCall {
 }
 
 /// Longest command line `read_turn` shows, in characters.
-pub const COMMAND_MAX_CHARS: usize = 200;
+pub(crate) const COMMAND_MAX_CHARS: usize = 200;
 
 /// Cuts `s` to at most `max` characters, ending with `…` when something was cut.
-pub fn cut_chars(s: &str, max: usize) -> String {
+pub(crate) fn cut_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_owned();
     }
@@ -97,7 +98,7 @@ pub fn cut_chars(s: &str, max: usize) -> String {
 
 /// What a tool does, judged by the names agents other than Claude Code give their tools
 /// (OpenClaw/pi, Codex, Gemini CLI, …). Unknown names are [`ToolKind::Other`].
-pub fn kind_of(name: &str) -> ToolKind {
+pub(crate) fn kind_of(name: &str) -> ToolKind {
     match name.to_ascii_lowercase().as_str() {
         "read" | "read_file" | "read_many_files" | "view" | "readfile" => ToolKind::Read,
         "write" | "write_file" | "create_file" | "writefile" | "create" | "write_to_file" => {
@@ -129,7 +130,7 @@ pub fn kind_of(name: &str) -> ToolKind {
 /// The normalised call(s) of a tool call whose arguments are a JSON object or JSON in a
 /// string (absent or unreadable arguments read as none). `apply_patch`-style tools yield one
 /// call per file their patch touches.
-pub fn calls_of(id: Option<String>, name: &str, args: Option<&RawValue>) -> Vec<ToolCall> {
+pub(crate) fn calls_of(id: Option<String>, name: &str, args: Option<&RawValue>) -> Vec<ToolCall> {
     let text = args.and_then(lenient::string);
     let parsed = match &text {
         Some(t) => ToolArgs::from_json(t),
@@ -151,7 +152,7 @@ pub fn calls_of(id: Option<String>, name: &str, args: Option<&RawValue>) -> Vec<
 /// an unexpected type reads as absent, and large values (`content`) are only measured. Several
 /// spellings of one argument are tried in turn (`file_path`, `filePath`, `path`, `file`, …).
 #[derive(Deserialize, Default)]
-pub struct ToolArgs<'a> {
+pub(crate) struct ToolArgs<'a> {
     #[serde(borrow, default)]
     file_path: LStr<'a>,
     #[serde(rename = "filePath", borrow, default)]
@@ -215,7 +216,7 @@ fn first(fields: &[&LStr]) -> Option<String> {
 
 /// A command line from a string, or from an argument vector joined with spaces (a
 /// `bash -lc <script>` wrapper yields just the script).
-pub fn command_text(raw: &RawValue) -> Option<String> {
+pub(crate) fn command_text(raw: &RawValue) -> Option<String> {
     match lenient::shape(raw) {
         Shape::String => lenient::string(raw).map(|c| c.into_owned()),
         Shape::Array => {
@@ -239,14 +240,14 @@ pub fn command_text(raw: &RawValue) -> Option<String> {
 
 impl<'a> ToolArgs<'a> {
     /// Arguments given as a JSON object (anything else reads as no arguments).
-    pub fn from_raw(raw: Option<&'a RawValue>) -> Self {
+    pub(crate) fn from_raw(raw: Option<&'a RawValue>) -> Self {
         raw.filter(|r| lenient::shape(r) == Shape::Object)
             .and_then(lenient::parse)
             .unwrap_or_default()
     }
 
     /// Arguments given as a JSON-encoded string's contents.
-    pub fn from_json(text: &'a str) -> Self {
+    pub(crate) fn from_json(text: &'a str) -> Self {
         serde_json::from_str(text).unwrap_or_default()
     }
 
@@ -273,7 +274,12 @@ impl<'a> ToolArgs<'a> {
     }
 
     /// The normalised call(s): one per file for a read of several `paths`, else one.
-    pub fn into_calls(self, id: Option<String>, name: &str, kind: ToolKind) -> Vec<ToolCall> {
+    pub(crate) fn into_calls(
+        self,
+        id: Option<String>,
+        name: &str,
+        kind: ToolKind,
+    ) -> Vec<ToolCall> {
         let base = ToolCall {
             id: id.clone(),
             name: name.to_owned(),
@@ -330,7 +336,7 @@ impl<'a> ToolArgs<'a> {
 
 /// One call per file an `apply_patch` patch (`*** Begin Patch` envelope) touches: added files are writes (with the number
 /// of characters added), updated and deleted files edits.
-pub fn patch_calls(id: Option<String>, name: &str, patch: &str) -> Vec<ToolCall> {
+pub(crate) fn patch_calls(id: Option<String>, name: &str, patch: &str) -> Vec<ToolCall> {
     let mut calls: Vec<ToolCall> = Vec::new();
     for line in patch.lines() {
         let (kind, file) = if let Some(f) = line.strip_prefix("*** Add File: ") {

@@ -5,7 +5,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 /// One turn: a human prompt and everything the assistant said and called until the next one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Turn {
+pub(crate) struct Turn {
     pub number: u32,
     /// Byte offset of the record that started the turn (where a re-read starts).
     pub start_offset: u64,
@@ -23,7 +23,7 @@ pub struct Turn {
 
 /// A non-text part of a prompt (a pasted image, an attached document or file).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Attachment {
+pub(crate) struct Attachment {
     /// What it is (`image`, `document`, `file`, …), as the agent names it.
     pub kind: String,
     pub media_type: Option<String>,
@@ -31,11 +31,11 @@ pub struct Attachment {
 
 /// Put between a turn's prompt and a prompt the user sent while the assistant was still
 /// working on it (delivered into the running turn), so both read as separate prompts.
-pub const LATER_PROMPT: &str = "\n\n[later prompt]\n";
+pub(crate) const LATER_PROMPT: &str = "\n\n[later prompt]\n";
 
 impl Turn {
     /// Sorted, de-duplicated tool names.
-    pub fn tool_names(&self) -> Vec<&str> {
+    pub(crate) fn tool_names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
         names.sort_unstable();
         names.dedup();
@@ -55,7 +55,7 @@ struct Draft {
 
 /// Where a record came from: its byte offset, timestamp and identity.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct At {
+pub(crate) struct At {
     pub offset: u64,
     pub timestamp: Option<i64>,
     pub dup_key: Option<u64>,
@@ -65,7 +65,7 @@ pub struct At {
 /// [`TurnBuilder::take_completed`]; the last turn stays open because appended records may
 /// still join it.
 #[derive(Debug, Clone, Default)]
-pub struct TurnBuilder {
+pub(crate) struct TurnBuilder {
     open: Option<Draft>,
     completed: Vec<Turn>,
     next_number: u32,
@@ -73,7 +73,7 @@ pub struct TurnBuilder {
 
 impl TurnBuilder {
     /// A prompt that starts a new turn.
-    pub fn prompt(&mut self, at: At, text: String) {
+    pub(crate) fn prompt(&mut self, at: At, text: String) {
         self.close();
         let mut draft = Draft::default();
         draft.turn.number = self.next_number;
@@ -101,7 +101,7 @@ impl TurnBuilder {
     /// A prompt sent while the assistant was working: delivered into the running turn, so it
     /// joins the open turn's user text after [`LATER_PROMPT`] (or starts a turn when none is
     /// open).
-    pub fn later_prompt(&mut self, at: At, text: &str) {
+    pub(crate) fn later_prompt(&mut self, at: At, text: &str) {
         let text = text.trim();
         if text.is_empty() {
             return self.touch(at.timestamp);
@@ -118,13 +118,13 @@ impl TurnBuilder {
     }
 
     /// A non-text part of the open turn's prompt (a turn is opened when none is).
-    pub fn attachment(&mut self, at: At, attachment: Attachment) {
+    pub(crate) fn attachment(&mut self, at: At, attachment: Attachment) {
         self.draft(at).turn.attachments.push(attachment);
     }
 
     /// An assistant text block. Blocks of one API message (`message_id`) that repeat an
     /// earlier block, or extend an earlier partial one, are merged instead of added.
-    pub fn assistant_text(&mut self, at: At, message_id: Option<&str>, text: &str) {
+    pub(crate) fn assistant_text(&mut self, at: At, message_id: Option<&str>, text: &str) {
         if text.trim().is_empty() {
             return;
         }
@@ -155,7 +155,7 @@ impl TurnBuilder {
     }
 
     /// A tool call; a call whose id was already seen in this turn is a streamed duplicate.
-    pub fn tool_call(&mut self, at: At, call: ToolCall) {
+    pub(crate) fn tool_call(&mut self, at: At, call: ToolCall) {
         let draft = self.draft(at);
         if let Some(id) = &call.id {
             if !draft.tool_ids.insert(id.clone()) {
@@ -166,7 +166,7 @@ impl TurnBuilder {
     }
 
     /// Notes a timestamped record inside the current turn (fills a missing turn timestamp).
-    pub fn touch(&mut self, timestamp: Option<i64>) {
+    pub(crate) fn touch(&mut self, timestamp: Option<i64>) {
         if let (Some(d), Some(ts)) = (self.open.as_mut(), timestamp) {
             d.turn.timestamp.get_or_insert(ts);
         }
@@ -179,29 +179,22 @@ impl TurnBuilder {
     }
 
     /// Turns completed since the last call.
-    pub fn take_completed(&mut self) -> Vec<Turn> {
+    pub(crate) fn take_completed(&mut self) -> Vec<Turn> {
         std::mem::take(&mut self.completed)
     }
 
     /// The still-open last turn, as it stands.
-    pub fn open_turn(&self) -> Option<Turn> {
+    pub(crate) fn open_turn(&self) -> Option<Turn> {
         self.open.clone().map(finish)
     }
 
-    /// Number of the open turn, or of the next turn when none is open.
-    pub fn open_number(&self) -> u32 {
-        self.open
-            .as_ref()
-            .map_or(self.next_number, |d| d.turn.number)
-    }
-
     /// Number of turns started so far (completed and open).
-    pub fn turn_count(&self) -> u32 {
+    pub(crate) fn turn_count(&self) -> u32 {
         self.next_number
     }
 
     /// Closes the open turn and returns everything not yet taken.
-    pub fn finish_all(&mut self) -> Vec<Turn> {
+    pub(crate) fn finish_all(&mut self) -> Vec<Turn> {
         self.close();
         self.take_completed()
     }

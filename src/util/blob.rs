@@ -26,7 +26,7 @@ use std::sync::Arc;
 /// Bytes that never change: owned (on the heap or in an anonymous mapping), or a range of a
 /// mapped file.
 #[derive(Clone)]
-pub struct Blob(Repr);
+pub(crate) struct Blob(Repr);
 
 #[derive(Clone)]
 enum Repr {
@@ -38,7 +38,7 @@ enum Repr {
 
 impl Blob {
     /// Heap bytes held (a mapped range holds none: its pages belong to the page cache).
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         match &self.0 {
             Repr::Owned(v) => v.capacity(),
             Repr::Mapped(..) => 0,
@@ -47,12 +47,12 @@ impl Blob {
     }
 
     /// Whether the bytes are a range of a mapped file.
-    pub fn is_mapped(&self) -> bool {
+    pub(crate) fn is_mapped(&self) -> bool {
         matches!(self.0, Repr::Mapped(..))
     }
 
     /// Bytes `r` of this blob: the same mapping when mapped, else a copy. `None` out of range.
-    pub fn slice(&self, r: Range<usize>) -> Option<Blob> {
+    pub(crate) fn slice(&self, r: Range<usize>) -> Option<Blob> {
         if r.start > r.end || r.end > self.len() {
             return None;
         }
@@ -106,22 +106,22 @@ impl std::fmt::Debug for Blob {
 
 /// UTF-8 text that never changes (a [`Blob`] checked once).
 #[derive(Default, Debug)]
-pub struct Text(Blob);
+pub(crate) struct Text(Blob);
 
 impl Text {
     /// The blob as text, if it is UTF-8.
-    pub fn new(blob: Blob) -> Option<Text> {
+    pub(crate) fn new(blob: Blob) -> Option<Text> {
         std::str::from_utf8(&blob).ok()?;
         Some(Text(blob))
     }
 
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.0.heap_bytes()
     }
 
     /// Whether the text is kept in the mapping it was written in (see [`TextBuf`]).
     #[cfg(test)]
-    pub fn in_place(&self) -> bool {
+    pub(crate) fn in_place(&self) -> bool {
         matches!(self.0.0, Repr::Anon(..))
     }
 }
@@ -130,23 +130,24 @@ impl Text {
 /// [`Text`] where it is: a segment's text is neither copied when it is finished nor faulted
 /// in 4 KiB at a time while it is written.
 #[derive(Default)]
-pub struct TextBuf(HugeVec<u8>);
+pub(crate) struct TextBuf(HugeVec<u8>);
 
 impl TextBuf {
     #[inline]
-    pub fn push_str(&mut self, s: &str) {
+    pub(crate) fn push_str(&mut self, s: &str) {
         self.0.extend_from_slice(s.as_bytes());
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
-    pub fn freeze(self) -> Text {
+    pub(crate) fn freeze(self) -> Text {
         Text(match self.0.freeze() {
             Frozen::Heap(v) => Blob::from(v),
             Frozen::Map(map, len) => Blob(Repr::Anon(Arc::new(map), 0..len)),
@@ -171,14 +172,16 @@ impl Deref for Text {
 }
 
 /// An integer type a [`Column`] can hold: stored little-endian, any bit pattern valid.
-pub trait Word: Copy + Default + std::fmt::Debug + Send + Sync + 'static + private::Sealed {
+pub(crate) trait Word:
+    Copy + Default + std::fmt::Debug + Send + Sync + 'static + private::Sealed
+{
     const SIZE: usize;
     fn from_le(b: &[u8]) -> Self;
     fn put_le(self, out: &mut Vec<u8>);
 }
 
 mod private {
-    pub trait Sealed {}
+    pub(crate) trait Sealed {}
     impl Sealed for u32 {}
     impl Sealed for u64 {}
 }
@@ -207,7 +210,7 @@ impl Word for u64 {
 
 /// Why a mapped range cannot be viewed as a column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum ColumnError {
+pub(crate) enum ColumnError {
     #[error("column of {0} bytes is not a whole number of items")]
     Ragged(usize),
     #[error("column is not aligned for its items")]
@@ -217,7 +220,7 @@ pub enum ColumnError {
 /// An immutable array of integers: owned, or a view of an aligned little-endian range of a
 /// mapped file (shared with every process that maps it). Reading it costs what reading a
 /// slice costs: the pointer and length are resolved once, when it is made.
-pub struct Column<T: Word> {
+pub(crate) struct Column<T: Word> {
     ptr: *const T,
     len: usize,
     /// What keeps `ptr` valid (a `Vec`'s buffer does not move when the `Vec` does).
@@ -237,7 +240,7 @@ unsafe impl<T: Word> Sync for Column<T> {}
 impl<T: Word> Column<T> {
     /// A column of the integers `blob` holds (little-endian). A mapped blob is viewed in place
     /// (little-endian hosts; refused when misaligned or ragged); anything else is copied.
-    pub fn new(blob: Blob) -> Result<Column<T>, ColumnError> {
+    pub(crate) fn new(blob: Blob) -> Result<Column<T>, ColumnError> {
         if blob.len() % T::SIZE != 0 {
             return Err(ColumnError::Ragged(blob.len()));
         }
@@ -260,7 +263,7 @@ impl<T: Word> Column<T> {
     }
 
     /// Heap bytes held (a mapped column holds none).
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         match &self.owner {
             Owner::Owned(v) => v.capacity() * T::SIZE,
             Owner::Mapped(_) => 0,
@@ -268,12 +271,12 @@ impl<T: Word> Column<T> {
     }
 
     /// Whether the column is a view of a mapped file.
-    pub fn is_mapped(&self) -> bool {
+    pub(crate) fn is_mapped(&self) -> bool {
         matches!(self.owner, Owner::Mapped(_))
     }
 
     /// The integers as an owned vector, for changing them (copied when mapped).
-    pub fn into_vec(self) -> Vec<T> {
+    pub(crate) fn into_vec(self) -> Vec<T> {
         match self.owner {
             Owner::Owned(v) => v,
             Owner::Mapped(_) => self.to_vec(),
@@ -340,7 +343,7 @@ impl<T: Word + PartialEq> PartialEq for Column<T> {
 
 /// A blob read front to back like a reader: a whole mapped file ([`Cursor::map`]) or any blob
 /// ([`Cursor::new`]); [`Cursor::slice`] returns ranges of it, without copying when it is mapped.
-pub struct Cursor {
+pub(crate) struct Cursor {
     blob: Blob,
     pos: usize,
 }
@@ -348,7 +351,7 @@ pub struct Cursor {
 impl Cursor {
     /// Maps `file` (which must only ever be replaced by rename, never changed in place) and
     /// starts reading at `pos`.
-    pub fn map(file: &File, pos: usize) -> io::Result<Cursor> {
+    pub(crate) fn map(file: &File, pos: usize) -> io::Result<Cursor> {
         // SAFETY: see the module comment: only index cache files are mapped, and those are
         // never written in place once they carry their final name.
         // (populated at once: every byte is read for the checksum anyway, and one call that
@@ -362,20 +365,16 @@ impl Cursor {
     }
 
     /// Reads `blob` from its start.
-    pub fn new(blob: Blob) -> Self {
+    pub(crate) fn new(blob: Blob) -> Self {
         Cursor { blob, pos: 0 }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.blob.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.blob.is_empty()
-    }
-
     /// The next `n` bytes: a range of the same mapping when mapped, else a copy.
-    pub fn slice(&mut self, n: usize) -> io::Result<Blob> {
+    pub(crate) fn slice(&mut self, n: usize) -> io::Result<Blob> {
         let b = self
             .pos
             .checked_add(n)

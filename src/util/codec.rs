@@ -10,7 +10,7 @@ use std::io::{self, Read, Write};
 use xxhash_rust::xxh3::Xxh3Default;
 
 /// Writes values and checksums them.
-pub struct Encoder<W: Write> {
+pub(crate) struct Encoder<W: Write> {
     out: W,
     sum: Xxh3Default,
     written: u64,
@@ -20,7 +20,7 @@ pub struct Encoder<W: Write> {
 const WORDS_CHUNK: usize = 64 << 10;
 
 impl<W: Write> Encoder<W> {
-    pub fn new(out: W) -> Self {
+    pub(crate) fn new(out: W) -> Self {
         Self {
             out,
             sum: Xxh3Default::new(),
@@ -28,48 +28,48 @@ impl<W: Write> Encoder<W> {
         }
     }
 
-    pub fn bytes_raw(&mut self, b: &[u8]) -> io::Result<()> {
+    pub(crate) fn bytes_raw(&mut self, b: &[u8]) -> io::Result<()> {
         self.sum.update(b);
         self.written += b.len() as u64;
         self.out.write_all(b)
     }
 
-    pub fn u8(&mut self, v: u8) -> io::Result<()> {
+    pub(crate) fn u8(&mut self, v: u8) -> io::Result<()> {
         self.bytes_raw(&[v])
     }
 
-    pub fn u32(&mut self, v: u32) -> io::Result<()> {
+    pub(crate) fn u32(&mut self, v: u32) -> io::Result<()> {
         self.bytes_raw(&v.to_le_bytes())
     }
 
-    pub fn u64(&mut self, v: u64) -> io::Result<()> {
+    pub(crate) fn u64(&mut self, v: u64) -> io::Result<()> {
         self.bytes_raw(&v.to_le_bytes())
     }
 
-    pub fn i64(&mut self, v: i64) -> io::Result<()> {
+    pub(crate) fn i64(&mut self, v: i64) -> io::Result<()> {
         self.bytes_raw(&v.to_le_bytes())
     }
 
-    pub fn varint(&mut self, v: u64) -> io::Result<()> {
+    pub(crate) fn varint(&mut self, v: u64) -> io::Result<()> {
         let mut buf = [0u8; varint::MAX_LEN];
         let n = varint::encode(v, &mut buf);
         self.bytes_raw(&buf[..n])
     }
 
-    pub fn bool(&mut self, v: bool) -> io::Result<()> {
+    pub(crate) fn bool(&mut self, v: bool) -> io::Result<()> {
         self.u8(u8::from(v))
     }
 
-    pub fn bytes(&mut self, b: &[u8]) -> io::Result<()> {
+    pub(crate) fn bytes(&mut self, b: &[u8]) -> io::Result<()> {
         self.varint(b.len() as u64)?;
         self.bytes_raw(b)
     }
 
-    pub fn str(&mut self, s: &str) -> io::Result<()> {
+    pub(crate) fn str(&mut self, s: &str) -> io::Result<()> {
         self.bytes(s.as_bytes())
     }
 
-    pub fn opt_str(&mut self, s: Option<&str>) -> io::Result<()> {
+    pub(crate) fn opt_str(&mut self, s: Option<&str>) -> io::Result<()> {
         match s {
             Some(s) => {
                 self.u8(1)?;
@@ -79,7 +79,7 @@ impl<W: Write> Encoder<W> {
         }
     }
 
-    pub fn opt_i64(&mut self, v: Option<i64>) -> io::Result<()> {
+    pub(crate) fn opt_i64(&mut self, v: Option<i64>) -> io::Result<()> {
         match v {
             Some(v) => {
                 self.u8(1)?;
@@ -90,13 +90,13 @@ impl<W: Write> Encoder<W> {
     }
 
     /// A `u32` array in bulk.
-    pub fn u32s(&mut self, v: &[u32]) -> io::Result<()> {
+    pub(crate) fn u32s(&mut self, v: &[u32]) -> io::Result<()> {
         self.varint(v.len() as u64)?;
         self.words(v)
     }
 
     /// A `u64` array in bulk.
-    pub fn u64s(&mut self, v: &[u64]) -> io::Result<()> {
+    pub(crate) fn u64s(&mut self, v: &[u64]) -> io::Result<()> {
         self.varint(v.len() as u64)?;
         self.words(v)
     }
@@ -104,7 +104,7 @@ impl<W: Write> Encoder<W> {
     /// An integer array whose items start at a multiple of [`ALIGN`] bytes from where the
     /// encoder started (zero padding after the length), so that a decoder of a mapped file
     /// that starts equally aligned can view it in place ([`Decoder::column`]).
-    pub fn column<T: Word>(&mut self, v: &[T]) -> io::Result<()> {
+    pub(crate) fn column<T: Word>(&mut self, v: &[T]) -> io::Result<()> {
         self.varint(v.len() as u64)?;
         let pad = padding(self.written);
         self.bytes_raw(&[0u8; ALIGN as usize][..pad])?;
@@ -126,21 +126,21 @@ impl<W: Write> Encoder<W> {
         Ok(())
     }
 
-    pub fn checksum(&self) -> u64 {
+    pub(crate) fn checksum(&self) -> u64 {
         self.sum.digest()
     }
 
-    pub fn written(&self) -> u64 {
+    pub(crate) fn written(&self) -> u64 {
         self.written
     }
 
-    pub fn into_inner(self) -> W {
+    pub(crate) fn into_inner(self) -> W {
         self.out
     }
 }
 
 /// The error for anything malformed: the cache is then rebuilt, never trusted.
-pub fn corrupt(what: &str) -> io::Error {
+pub(crate) fn corrupt(what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
         format!("corrupt index cache: {what}"),
@@ -148,7 +148,7 @@ pub fn corrupt(what: &str) -> io::Error {
 }
 
 /// Alignment of the items of a [`Encoder::column`], relative to where the encoder started.
-pub const ALIGN: u64 = 8;
+pub(crate) const ALIGN: u64 = 8;
 
 /// Zero bytes that bring `at` to a multiple of [`ALIGN`].
 fn padding(at: u64) -> usize {
@@ -160,7 +160,7 @@ const MAX_LEN: u64 = 1 << 34;
 
 /// Where a decoder's bytes come from: a reader, or a mapped file ([`Cursor`]) whose ranges
 /// are kept without copying.
-pub trait Source: Read {
+pub(crate) trait Source: Read {
     /// The next `n` bytes, shared with the source when it can, else copied.
     fn take_blob(&mut self, n: usize) -> io::Result<Blob> {
         let mut v = vec![0u8; n];
@@ -186,7 +186,7 @@ impl<S: Source> Source for &mut S {
 }
 
 /// Reads values and checksums them.
-pub struct Decoder<R: Read> {
+pub(crate) struct Decoder<R: Read> {
     inp: R,
     sum: Xxh3Default,
     /// Bytes left to read, when known: no array longer than what is left is allocated, so a
@@ -197,12 +197,12 @@ pub struct Decoder<R: Read> {
 }
 
 impl<R: Read> Decoder<R> {
-    pub fn new(inp: R) -> Self {
+    pub(crate) fn new(inp: R) -> Self {
         Self::bounded(inp, u64::MAX)
     }
 
     /// A decoder of an input known to hold at most `left` more bytes.
-    pub fn bounded(inp: R, left: u64) -> Self {
+    pub(crate) fn bounded(inp: R, left: u64) -> Self {
         Self {
             inp,
             sum: Xxh3Default::new(),
@@ -211,7 +211,7 @@ impl<R: Read> Decoder<R> {
         }
     }
 
-    pub fn fill(&mut self, buf: &mut [u8]) -> io::Result<()> {
+    pub(crate) fn fill(&mut self, buf: &mut [u8]) -> io::Result<()> {
         self.inp.read_exact(buf)?;
         self.sum.update(buf);
         self.left = self.left.saturating_sub(buf.len() as u64);
@@ -228,31 +228,31 @@ impl<R: Read> Decoder<R> {
         Ok(n)
     }
 
-    pub fn u8(&mut self) -> io::Result<u8> {
+    pub(crate) fn u8(&mut self) -> io::Result<u8> {
         let mut b = [0u8; 1];
         self.fill(&mut b)?;
         Ok(b[0])
     }
 
-    pub fn u32(&mut self) -> io::Result<u32> {
+    pub(crate) fn u32(&mut self) -> io::Result<u32> {
         let mut b = [0u8; 4];
         self.fill(&mut b)?;
         Ok(u32::from_le_bytes(b))
     }
 
-    pub fn u64(&mut self) -> io::Result<u64> {
+    pub(crate) fn u64(&mut self) -> io::Result<u64> {
         let mut b = [0u8; 8];
         self.fill(&mut b)?;
         Ok(u64::from_le_bytes(b))
     }
 
-    pub fn i64(&mut self) -> io::Result<i64> {
+    pub(crate) fn i64(&mut self) -> io::Result<i64> {
         let mut b = [0u8; 8];
         self.fill(&mut b)?;
         Ok(i64::from_le_bytes(b))
     }
 
-    pub fn varint(&mut self) -> io::Result<u64> {
+    pub(crate) fn varint(&mut self) -> io::Result<u64> {
         let mut buf = [0u8; varint::MAX_LEN];
         for n in 0..varint::MAX_LEN {
             buf[n] = self.u8()?;
@@ -263,7 +263,7 @@ impl<R: Read> Decoder<R> {
         Err(corrupt("varint too long"))
     }
 
-    pub fn length(&mut self) -> io::Result<usize> {
+    pub(crate) fn length(&mut self) -> io::Result<usize> {
         let n = self.varint()?;
         if n > MAX_LEN {
             return Err(corrupt("length out of range"));
@@ -271,7 +271,7 @@ impl<R: Read> Decoder<R> {
         Ok(n as usize)
     }
 
-    pub fn bool(&mut self) -> io::Result<bool> {
+    pub(crate) fn bool(&mut self) -> io::Result<bool> {
         match self.u8()? {
             0 => Ok(false),
             1 => Ok(true),
@@ -279,18 +279,18 @@ impl<R: Read> Decoder<R> {
         }
     }
 
-    pub fn bytes(&mut self) -> io::Result<Vec<u8>> {
+    pub(crate) fn bytes(&mut self) -> io::Result<Vec<u8>> {
         let n = self.items(1)?;
         let mut v = vec![0u8; n];
         self.fill(&mut v)?;
         Ok(v)
     }
 
-    pub fn string(&mut self) -> io::Result<String> {
+    pub(crate) fn string(&mut self) -> io::Result<String> {
         String::from_utf8(self.bytes()?).map_err(|_| corrupt("string is not UTF-8"))
     }
 
-    pub fn opt_string(&mut self) -> io::Result<Option<String>> {
+    pub(crate) fn opt_string(&mut self) -> io::Result<Option<String>> {
         if self.bool()? {
             self.string().map(Some)
         } else {
@@ -298,7 +298,7 @@ impl<R: Read> Decoder<R> {
         }
     }
 
-    pub fn opt_i64(&mut self) -> io::Result<Option<i64>> {
+    pub(crate) fn opt_i64(&mut self) -> io::Result<Option<i64>> {
         if self.bool()? {
             self.i64().map(Some)
         } else {
@@ -306,7 +306,7 @@ impl<R: Read> Decoder<R> {
         }
     }
 
-    pub fn u32s(&mut self) -> io::Result<Vec<u32>> {
+    pub(crate) fn u32s(&mut self) -> io::Result<Vec<u32>> {
         let n = self.items(4)?;
         let mut raw = vec![0u8; n * 4];
         self.fill(&mut raw)?;
@@ -316,7 +316,7 @@ impl<R: Read> Decoder<R> {
             .collect())
     }
 
-    pub fn u64s(&mut self) -> io::Result<Vec<u64>> {
+    pub(crate) fn u64s(&mut self) -> io::Result<Vec<u64>> {
         let n = self.items(8)?;
         let mut raw = vec![0u8; n * 8];
         self.fill(&mut raw)?;
@@ -326,20 +326,20 @@ impl<R: Read> Decoder<R> {
             .collect())
     }
 
-    pub fn checksum(&self) -> u64 {
+    pub(crate) fn checksum(&self) -> u64 {
         self.sum.digest()
     }
 }
 
 impl<R: Source> Decoder<R> {
     /// A byte string written by [`Encoder::bytes`], shared with a mapped source.
-    pub fn blob(&mut self) -> io::Result<Blob> {
+    pub(crate) fn blob(&mut self) -> io::Result<Blob> {
         let n = self.items(1)?;
         self.raw_blob(n)
     }
 
     /// The next `n` bytes (no length before them), shared with a mapped source.
-    pub fn raw_blob(&mut self, n: usize) -> io::Result<Blob> {
+    pub(crate) fn raw_blob(&mut self, n: usize) -> io::Result<Blob> {
         if n as u64 > self.left {
             return Err(corrupt("length past the end"));
         }
@@ -352,7 +352,7 @@ impl<R: Source> Decoder<R> {
 
     /// An integer array written by [`Encoder::column`]: a view of a mapped source when this
     /// decoder started at an [`ALIGN`]-aligned place of the mapping, else a copy.
-    pub fn column<T: Word>(&mut self) -> io::Result<Column<T>> {
+    pub(crate) fn column<T: Word>(&mut self) -> io::Result<Column<T>> {
         let n = self.items(T::SIZE as u64)?;
         let mut pad = [0u8; ALIGN as usize];
         let pad = &mut pad[..padding(self.read)];
@@ -365,7 +365,7 @@ impl<R: Source> Decoder<R> {
     }
 
     /// A string written by [`Encoder::str`], shared with a mapped source.
-    pub fn text(&mut self) -> io::Result<Text> {
+    pub(crate) fn text(&mut self) -> io::Result<Text> {
         Text::new(self.blob()?).ok_or_else(|| corrupt("string is not UTF-8"))
     }
 }

@@ -5,7 +5,7 @@ use globset::{GlobBuilder, GlobMatcher};
 
 /// A compiled glob pattern matched against whole names (not paths).
 #[derive(Clone, Debug)]
-pub struct Glob {
+pub(crate) struct Glob {
     pattern: String,
     /// `None` when globset rejects the pattern: then it matches only itself.
     matcher: Option<GlobMatcher>,
@@ -14,7 +14,7 @@ pub struct Glob {
 impl Glob {
     /// Compiles `pattern`. Never fails: an unclosed `[` is a literal `[` (as in a shell), and
     /// a pattern globset still rejects (an unclosed `{`, a reversed range) matches only itself.
-    pub fn new(pattern: &str) -> Self {
+    pub(crate) fn new(pattern: &str) -> Self {
         let matcher = GlobBuilder::new(pattern)
             // names hold no separators; a backslash is a character, on every platform
             .backslash_escape(false)
@@ -28,11 +28,11 @@ impl Glob {
         }
     }
 
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.pattern
     }
 
-    pub fn matches(&self, name: &str) -> bool {
+    pub(crate) fn matches(&self, name: &str) -> bool {
         match &self.matcher {
             Some(m) => m.is_match(name),
             None => name == self.pattern,

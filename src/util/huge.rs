@@ -29,7 +29,7 @@ const MIN_MAP: usize = 2 << 20;
 const RESERVE: usize = 256 << 20;
 
 /// A growable array of plain values, in huge pages once large (see the module).
-pub struct HugeVec<T: Copy> {
+pub(crate) struct HugeVec<T: Copy> {
     len: usize,
     store: Store<T>,
     /// A mapping failed: stay on the heap.
@@ -53,7 +53,7 @@ impl<T: Copy> Default for HugeVec<T> {
 impl<T: Copy> HugeVec<T> {
     const ALIGNED: () = assert!(align_of::<T>() <= 4096 && size_of::<T>() > 0);
 
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             len: 0,
             store: Store::Heap(Vec::new()),
@@ -62,23 +62,25 @@ impl<T: Copy> HugeVec<T> {
     }
 
     /// `len` copies of `value`.
-    pub fn filled(len: usize, value: T) -> Self {
+    #[cfg(test)]
+    pub(crate) fn filled(len: usize, value: T) -> Self {
         let mut v = Self::new();
         v.resize(len, value);
         v
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Drops every element, keeping the memory (a mapping stays mapped, its pages resident), so
     /// that refilling it costs no page faults and no zeroing by the kernel.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         if let Store::Heap(v) = &mut self.store {
             v.clear();
         }
@@ -87,7 +89,7 @@ impl<T: Copy> HugeVec<T> {
 
     /// Appends `value`.
     #[inline]
-    pub fn push(&mut self, value: T) {
+    pub(crate) fn push(&mut self, value: T) {
         self.reserve(self.len + 1);
         match &mut self.store {
             Store::Heap(v) => v.push(value),
@@ -100,7 +102,7 @@ impl<T: Copy> HugeVec<T> {
 
     /// Appends `items`.
     #[inline]
-    pub fn extend_from_slice(&mut self, items: &[T]) {
+    pub(crate) fn extend_from_slice(&mut self, items: &[T]) {
         let end = self.len + items.len();
         self.reserve(end);
         match &mut self.store {
@@ -122,7 +124,7 @@ impl<T: Copy> HugeVec<T> {
     }
 
     /// Grows (or shrinks) to `len` elements, new ones set to `value`.
-    pub fn resize(&mut self, len: usize, value: T) {
+    pub(crate) fn resize(&mut self, len: usize, value: T) {
         self.reserve(len);
         match &mut self.store {
             Store::Heap(v) => v.resize(len, value),
@@ -227,7 +229,7 @@ impl<T: Copy> HugeVec<T> {
 /// The bytes of a [`HugeVec<u8>`] that is given up ([`HugeVec::freeze`]): a vector, or the
 /// mapping they were written in, cut to them (on Linux; elsewhere the rest stays reserved but
 /// never touched, so it takes no memory).
-pub enum Frozen {
+pub(crate) enum Frozen {
     Heap(Vec<u8>),
     Map(MmapMut, usize),
 }
@@ -235,7 +237,7 @@ pub enum Frozen {
 impl HugeVec<u8> {
     /// The bytes, without copying them: a mapping is kept where it is, its room past them
     /// given back; a vector loses its spare capacity.
-    pub fn freeze(self) -> Frozen {
+    pub(crate) fn freeze(self) -> Frozen {
         match self.store {
             Store::Map { mut map, .. } if self.len > 0 => {
                 #[cfg(target_os = "linux")]
@@ -268,7 +270,7 @@ fn may_reserve() -> bool {
 /// Asks the CPU to bring `x`'s cache line closer (a hint, so that a lookup issued a little
 /// later does not stall on the miss); nothing on other architectures than x86-64.
 #[inline(always)]
-pub fn prefetch<T>(x: &T) {
+pub(crate) fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing the program sees and never faults; the address comes
     // from a reference besides.
@@ -333,7 +335,7 @@ pub fn hold_freed_memory(hold: bool) {
 /// gives them back after its purge delay, see [`hold_freed_memory`]) at once, and glibc's,
 /// which keeps memory freed by worker threads in their arenas (what its `malloc` still serves:
 /// C code such as SQLite's).
-pub fn release_free_memory() {
+pub(crate) fn release_free_memory() {
     unsafe extern "C" {
         fn mi_collect(force: bool);
     }

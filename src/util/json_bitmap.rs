@@ -7,7 +7,8 @@
 
 /// Whether `b` ends, escapes or may not stand in a JSON string's body.
 #[inline]
-pub fn is_special(b: u8) -> bool {
+#[cfg(test)]
+pub(crate) fn is_special(b: u8) -> bool {
     b == b'"' || b == b'\\' || b < 0x20
 }
 
@@ -16,7 +17,7 @@ pub fn is_special(b: u8) -> bool {
 /// is ASCII (then no UTF-8 check is needed); `None` says only that some byte is not ASCII.
 /// One pass over the line, so that each later search for a special byte is a few bit
 /// operations ([`next_special`]) instead of a scan with its own set-up.
-pub fn mark_specials<'a>(hay: &'a [u8], bits: &mut Vec<u64>) -> Option<&'a str> {
+pub(crate) fn mark_specials<'a>(hay: &'a [u8], bits: &mut Vec<u64>) -> Option<&'a str> {
     bits.clear();
     bits.reserve(hay.len().div_ceil(64));
     let high = mark_all(hay, bits);
@@ -30,7 +31,7 @@ pub fn mark_specials<'a>(hay: &'a [u8], bits: &mut Vec<u64>) -> Option<&'a str> 
 
 /// The first special byte at or after `from`, in bits made by [`mark_specials`].
 #[inline]
-pub fn next_special(bits: &[u64], from: usize) -> Option<usize> {
+pub(crate) fn next_special(bits: &[u64], from: usize) -> Option<usize> {
     let mut w = from / 64;
     let mut m = bits.get(w)? & (u64::MAX << (from % 64));
     loop {

@@ -11,6 +11,8 @@
 //! library's functions; these are compiled on every x86-64 target so that they are tested
 //! everywhere, and given the C names only on musl.
 #![allow(unsafe_code)]
+// off musl the C names are not given, and only the tests call these
+#![cfg_attr(not(target_env = "musl"), allow(dead_code))]
 
 use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_storeu_si128};
 
@@ -121,7 +123,7 @@ unsafe fn copy_backward(dst: *mut u8, src: *const u8, n: usize) {
 /// # Safety
 /// `src` readable and `dst` writable for `n` bytes, the two not overlapping.
 #[cfg_attr(target_env = "musl", unsafe(no_mangle))]
-pub unsafe extern "C" fn memcpy(dst: *mut u8, src: *const u8, n: usize) -> *mut u8 {
+pub(crate) unsafe extern "C" fn memcpy(dst: *mut u8, src: *const u8, n: usize) -> *mut u8 {
     // SAFETY: the caller's contract.
     unsafe {
         if n <= SMALL {
@@ -138,7 +140,7 @@ pub unsafe extern "C" fn memcpy(dst: *mut u8, src: *const u8, n: usize) -> *mut 
 /// # Safety
 /// `src` readable and `dst` writable for `n` bytes; they may overlap.
 #[cfg_attr(target_env = "musl", unsafe(no_mangle))]
-pub unsafe extern "C" fn memmove(dst: *mut u8, src: *const u8, n: usize) -> *mut u8 {
+pub(crate) unsafe extern "C" fn memmove(dst: *mut u8, src: *const u8, n: usize) -> *mut u8 {
     // SAFETY: the caller's contract; a forward copy is right unless `dst` starts inside the
     // source after its first byte.
     unsafe {
@@ -158,7 +160,7 @@ pub unsafe extern "C" fn memmove(dst: *mut u8, src: *const u8, n: usize) -> *mut
 /// # Safety
 /// `a` and `b` readable for `n` bytes.
 #[cfg_attr(target_env = "musl", unsafe(no_mangle))]
-pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
+pub(crate) unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
     // SAFETY: every offset read is below `n`.
     unsafe {
         let word = |p: *const u8, at: usize| u64::from_be(p.add(at).cast::<u64>().read_unaligned());
@@ -191,7 +193,7 @@ pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
 /// # Safety
 /// `a` and `b` readable for `n` bytes.
 #[cfg_attr(target_env = "musl", unsafe(no_mangle))]
-pub unsafe extern "C" fn bcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
+pub(crate) unsafe extern "C" fn bcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
     // SAFETY: the caller's contract.
     unsafe { memcmp(a, b, n) }
 }

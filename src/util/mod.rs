@@ -1,15 +1,15 @@
 //! Small self-contained helpers shared by every layer: timestamps, globs, varints and a
 //! binary codec, immutable (possibly mapped) byte buffers, huge-page arrays, the search for a
 //! JSON string's next special byte, short copies, and the static musl binary's memory functions.
-pub mod blob;
-pub mod codec;
-pub mod glob;
-pub mod huge;
-pub mod json_bitmap;
+pub(crate) mod blob;
+pub(crate) mod codec;
+pub(crate) mod glob;
+pub(crate) mod huge;
+pub(crate) mod json_bitmap;
 #[cfg(target_arch = "x86_64")]
-pub mod libc_mem;
-pub mod time;
-pub mod varint;
+pub(crate) mod libc_mem;
+pub(crate) mod time;
+pub(crate) mod varint;
 
 /// The MD5 digest of `data` as 32 lowercase hex digits: only to recognise directories an agent
 /// names by the MD5 of a path (Kimi's work directories), never for anything security-related.
@@ -24,7 +24,7 @@ pub fn md5_hex(data: &[u8]) -> String {
 /// Copies `src` to the start of `dst` (at least as long) by a few fixed-size moves, not a call
 /// to `memcpy`: terms are short and copied once or twice per token.
 #[inline]
-pub fn copy_short(dst: &mut [u8], src: &[u8]) {
+pub(crate) fn copy_short(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
     // overlapping fixed-size moves cover the whole range: first and last block of a size
     macro_rules! blocks {
@@ -52,14 +52,14 @@ pub fn copy_short(dst: &mut [u8], src: &[u8]) {
 }
 
 /// Longest `src` that [`extend_short`] copies by fixed-size moves.
-pub const SHORT: usize = 16;
+pub(crate) const SHORT: usize = 16;
 
 /// Appends `src` to `out`; one of at most [`SHORT`] bytes by [`copy_short`] instead of a call
 /// to `memcpy` (musl's took tens of cycles for a few bytes, before [`libc_mem`] replaced it in the
 /// static binary). Such an append briefly needs [`SHORT`] bytes of room: a vector sized
 /// exactly in advance gets that much more capacity.
 #[inline]
-pub fn extend_short(out: &mut Vec<u8>, src: &[u8]) {
+pub(crate) fn extend_short(out: &mut Vec<u8>, src: &[u8]) {
     let n = src.len();
     if n > SHORT {
         out.extend_from_slice(src);
@@ -74,7 +74,7 @@ pub fn extend_short(out: &mut Vec<u8>, src: &[u8]) {
 /// `a` and `b` compared in byte order, eight bytes a step: terms that share a long
 /// prefix (paths, identifiers) are compared often while a dictionary is sorted (musl's
 /// `memcmp`, what comparing slices calls, was a byte loop before [`libc_mem`] replaced it).
-pub fn cmp_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+pub(crate) fn cmp_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
     for (p, q) in (&mut x).zip(&mut y) {
         let (p, q) = (word(p), word(q));
@@ -89,7 +89,7 @@ pub fn cmp_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
 
 /// Whether `a` and `b` are the same bytes (see [`cmp_bytes`] for why not `==`).
 #[inline]
-pub fn eq_bytes(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn eq_bytes(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && cmp_bytes(a, b).is_eq()
 }
 

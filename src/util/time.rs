@@ -12,7 +12,7 @@ use std::borrow::Cow;
 /// Parses `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM[:SS[.fff]]` with an optional `Z` or `±HH:MM` offset
 /// (a missing offset means UTC; `t` or a space may stand for `T`, `,` for `.`, `±HHMM` for
 /// `±HH:MM`). Fractions below the millisecond are dropped. Returns epoch milliseconds.
-pub fn parse_iso(s: &str) -> Option<i64> {
+pub(crate) fn parse_iso(s: &str) -> Option<i64> {
     if let Some(ms) = utc_millis(s.as_bytes()) {
         return Some(ms);
     }
@@ -94,7 +94,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 
 /// Epoch milliseconds from an epoch number in whatever unit an agent wrote it, told apart by
 /// magnitude: seconds (possibly fractional), milliseconds, microseconds or nanoseconds.
-pub fn from_epoch_number(v: f64) -> Option<i64> {
+pub(crate) fn from_epoch_number(v: f64) -> Option<i64> {
     if !v.is_finite() || v <= 0.0 {
         return None;
     }
@@ -108,13 +108,13 @@ pub fn from_epoch_number(v: f64) -> Option<i64> {
 }
 
 /// Epoch milliseconds from text: ISO-8601 / RFC 3339, or a decimal epoch number.
-pub fn parse_any(s: &str) -> Option<i64> {
+pub(crate) fn parse_any(s: &str) -> Option<i64> {
     parse_iso(s).or_else(|| s.trim().parse::<f64>().ok().and_then(from_epoch_number))
 }
 
 /// An epoch timestamp in seconds, milliseconds, microseconds or nanoseconds (told apart by
 /// magnitude: any of them for a date between 1973 and 5138) as epoch milliseconds.
-pub fn epoch_ms(v: i64) -> Option<i64> {
+pub(crate) fn epoch_ms(v: i64) -> Option<i64> {
     match v {
         ..=0 => None,
         1..100_000_000_000 => v.checked_mul(1000),
@@ -125,7 +125,7 @@ pub fn epoch_ms(v: i64) -> Option<i64> {
 }
 
 /// A timestamp as a number in any epoch unit or as an ISO-8601 string, in epoch milliseconds.
-pub fn any_ms(number: Option<i64>, text: Option<&str>) -> Option<i64> {
+pub(crate) fn any_ms(number: Option<i64>, text: Option<&str>) -> Option<i64> {
     number
         .and_then(epoch_ms)
         .or_else(|| text.and_then(parse_iso))
@@ -173,7 +173,7 @@ fn as_rfc3339(s: &str) -> Cow<'_, str> {
 
 /// Formats epoch milliseconds as `YYYY-MM-DDTHH:MM:SS.mmmZ` (clamped to chrono's range, about
 /// ±262,000 years).
-pub fn format_iso(ms: i64) -> String {
+pub(crate) fn format_iso(ms: i64) -> String {
     let t = DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or(if ms < 0 {
         DateTime::<Utc>::MIN_UTC
     } else {
@@ -183,14 +183,14 @@ pub fn format_iso(ms: i64) -> String {
 }
 
 /// Current wall-clock time in epoch milliseconds.
-pub fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Parses a relative age like `7d`, `12h`, `30m`, `45s`, `2w` into milliseconds.
-pub fn parse_relative(s: &str) -> Option<i64> {
+pub(crate) fn parse_relative(s: &str) -> Option<i64> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit())?);
     let n: i64 = num.parse().ok()?;
@@ -207,7 +207,7 @@ pub fn parse_relative(s: &str) -> Option<i64> {
 
 /// The milliseconds an environment variable holds, as a duration (`None` when unset or not
 /// a number): the black-box tests' hooks.
-pub fn millis_from_env(var: &str) -> Option<std::time::Duration> {
+pub(crate) fn millis_from_env(var: &str) -> Option<std::time::Duration> {
     std::env::var(var)
         .ok()
         .and_then(|v| v.parse().ok())

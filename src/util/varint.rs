@@ -6,11 +6,11 @@
 //! deltas, -0.8% with 3-byte ones), for what is a dozen lines either way.
 
 /// Longest encoding of a `u64`.
-pub const MAX_LEN: usize = 10;
+pub(crate) const MAX_LEN: usize = 10;
 
 /// Encodes `v` into `buf`; returns the number of bytes used.
 #[inline]
-pub fn encode(mut v: u64, buf: &mut [u8; MAX_LEN]) -> usize {
+pub(crate) fn encode(mut v: u64, buf: &mut [u8; MAX_LEN]) -> usize {
     let mut n = 0;
     while v >= 0x80 {
         buf[n] = (v as u8) | 0x80;
@@ -23,7 +23,8 @@ pub fn encode(mut v: u64, buf: &mut [u8; MAX_LEN]) -> usize {
 
 /// Appends `v` to `out`.
 #[inline]
-pub fn put(out: &mut Vec<u8>, v: u64) {
+#[cfg(test)]
+pub(crate) fn put(out: &mut Vec<u8>, v: u64) {
     put_with(v, |b| out.push(b));
 }
 
@@ -31,7 +32,7 @@ pub fn put(out: &mut Vec<u8>, v: u64) {
 /// buffer compiled to a `memcpy` call per varint, 5% of the first build; nearly every varint
 /// is one or two bytes).
 #[inline]
-pub fn put_with(mut v: u64, mut push: impl FnMut(u8)) {
+pub(crate) fn put_with(mut v: u64, mut push: impl FnMut(u8)) {
     while v >= 0x80 {
         push((v as u8) | 0x80);
         v >>= 7;
@@ -42,7 +43,7 @@ pub fn put_with(mut v: u64, mut push: impl FnMut(u8)) {
 /// Reads a varint at `*pos` and moves past it. A varint cut off by the end of `buf` yields
 /// the bits read so far (callers bound their reads by counts, not by this).
 #[inline]
-pub fn get(buf: &[u8], pos: &mut usize) -> u64 {
+pub(crate) fn get(buf: &[u8], pos: &mut usize) -> u64 {
     let mut v = 0u64;
     let mut shift = 0;
     while let Some(&b) = buf.get(*pos) {

@@ -12,7 +12,7 @@ use crate::common::chunks_tree::{chunked_equals_whole, cut_points};
 use crate::common::formats::{SourceRoot, serve_sources};
 use crate::common::kimi::KimiSession;
 use crate::common::{poll_until_desc, samples_or_skip};
-use conversation_search::util::md5_hex;
+use conversation_search::md5_hex;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -128,3 +128,70 @@ fn an_empty_directory_says_it_holds_no_transcript() {
     c.wait_ready();
     assert_named(&c, g, "holds no transcript", "--source gemini:DIR");
 }
+
+#[test]
+fn a_turn_read_from_the_store_still_names_the_missing_projects_dir() {
+    // a conversation the store holds, read by a server whose projects dir is a typo
+    let env = common::store::StoreEnv::new();
+    let mut s = env.projects.project("-home-u-stored").session(S);
+    s.exchange("the stored sandpiperword prompt", "the stored reply");
+    s.exchange("a second prompt", "a second reply");
+    let first = env.serve(&[]);
+    common::store::wait_stored(&first, 2);
+    drop(first);
+    // the old projects tree is gone, the store stays
+    std::fs::remove_dir_all(env.projects.path().join("-home-u-stored")).expect("rm -r");
+    let base = tempfile::tempdir().expect("temp dir");
+    let typo = base.path().join("typo").join("projects");
+    let shown = typo.to_str().expect("utf-8").to_owned();
+    let c = McpClient::start(&[
+        "--projects-dir",
+        &shown,
+        "--data-dir",
+        env.data_str(),
+        "--cache-dir",
+        env.cache.path().to_str().expect("utf-8"),
+    ]);
+    c.wait_ready();
+    common::store::wait_presence(&c, S, false);
+    let named = format!("`{shown}` does not exist");
+    for max_chars in [20_000, 1000] {
+        let t = c.ok(
+            "read_turn",
+            json!({"session_id": S, "turn_number": 0, "max_chars": max_chars}),
+        );
+        assert!(
+            t["user_text"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("sandpiperword"),
+            "the stored turn is read: {t}"
+        );
+        let note = t["note"].as_str().unwrap_or_default();
+        assert!(
+            note.contains(&named) && note.contains("--projects-dir"),
+            "read_turn at {max_chars} names the missing directory: {t}"
+        );
+        assert!(t.to_string().chars().count() <= max_chars, "{t}");
+        let page = c.ok(
+            "read_conversation",
+            json!({"session_id": S, "max_chars": max_chars}),
+        );
+        assert_eq!(page["turns"].as_array().map(Vec::len), Some(2), "{page}");
+        let note = page["note"].as_str().unwrap_or_default();
+        assert!(
+            note.contains(&named) && note.contains("--projects-dir"),
+            "read_conversation at {max_chars} names the missing directory: {page}"
+        );
+        assert!(page.to_string().chars().count() <= max_chars, "{page}");
+    }
+    // a tool page of the same turn says so too
+    let tools = c.ok(
+        "read_turn",
+        json!({"session_id": S, "turn_number": 1, "tool_offset": 0}),
+    );
+    assert!(
+        tools["note"].as_str().unwrap_or_default().contains(&named),
+        "{tools}"
+    );
+}

@@ -72,7 +72,7 @@ fn four_servers_share_one_store_and_answer_like_a_fresh_one() {
     let writer = roles.iter().position(|r| r == "writer").unwrap();
     let mut servers = servers;
     drop(servers.remove(writer));
-    let before = env.archive_status()["turns"].as_u64().unwrap();
+    let before = env.store_status_cli()["turns"].as_u64().unwrap();
     poll_until_desc("a new writer", Duration::from_secs(20), || {
         servers
             .iter()
@@ -81,7 +81,7 @@ fn four_servers_share_one_store_and_answer_like_a_fresh_one() {
     });
     w2.exchange("epsilonword after handover", "reply");
     poll_until_desc("stored by the new writer", Duration::from_secs(20), || {
-        (env.archive_status()["turns"].as_u64().unwrap() > before).then_some(())
+        (env.store_status_cli()["turns"].as_u64().unwrap() > before).then_some(())
     });
     for s in &servers {
         poll_until_desc("epsilon", Duration::from_secs(20), || {

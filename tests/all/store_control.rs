@@ -43,7 +43,7 @@ fn forget_each_selector_removes_from_store_and_index() {
             "{selector}: {dry}"
         );
         assert_eq!(
-            env.archive_status()["conversations"],
+            env.store_status_cli()["conversations"],
             2,
             "{selector}: dry run"
         );
@@ -61,7 +61,7 @@ fn forget_each_selector_removes_from_store_and_index() {
             assert_eq!(ids, vec![gone], "{selector}: {out}");
         }
         let left = 2 - ids.len() as u64;
-        assert_eq!(env.archive_status()["conversations"], left, "{selector}");
+        assert_eq!(env.store_status_cli()["conversations"], left, "{selector}");
         // the index follows, transcripts still there or not
         let s = env.serve(&[]);
         for id in &ids {
@@ -72,7 +72,7 @@ fn forget_each_selector_removes_from_store_and_index() {
             assert_eq!(s.hits("finchword").len(), 1, "{selector}");
         }
         assert_eq!(
-            env.archive_status()["conversations"],
+            env.store_status_cli()["conversations"],
             left,
             "{selector}: re-stored"
         );
@@ -171,7 +171,7 @@ fn retain_days_drops_old_turns_of_gone_transcripts() {
     });
     assert!(s.hits("wrenword").is_empty());
     assert_eq!(s.hits("finchword").len(), 1, "recent store-only turns stay");
-    let st = env.archive_status();
+    let st = env.store_status_cli();
     assert_eq!(st["conversations"], 1, "{st}");
     let _ = json!({});
 }

@@ -64,7 +64,7 @@ fn a_hundred_kill_9s_never_lose_a_committed_turn() {
         std::thread::sleep(Duration::from_millis(rng.next(300)));
         child.kill().expect("SIGKILL");
         child.wait().expect("reap");
-        let st = env.archive_status();
+        let st = env.store_status_cli();
         // a server killed before it opened the store leaves none (only ever in early rounds)
         assert!(
             st["exists"] == true || convs == 0,

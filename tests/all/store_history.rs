@@ -170,7 +170,7 @@ fn a_restored_file_doubles_nothing() {
     wait_presence(&s, A, true);
     assert_eq!(s.hits("ospreyword"), vec![(A.to_string(), 2)]);
     assert_eq!(s.list(json!({}))["total"], 2);
-    let st = env.archive_status();
+    let st = env.store_status_cli();
     assert_eq!(st["conversations"], 2, "{st}");
     assert_eq!(st["turns"], 4, "{st}");
     assert_eq!(st["only_in_store"], 0, "{st}");
@@ -233,13 +233,13 @@ fn a_file_restored_after_a_published_removal_doubles_nothing() {
 }
 
 #[test]
-fn archive_status_reports_the_store() {
+fn store_status_reports_the_store() {
     let env = StoreEnv::new();
     let a = corpus(&env);
     drop(env.serve(&[]));
     std::fs::remove_file(&a).unwrap();
     drop(env.serve(&[]));
-    let st = env.archive_status();
+    let st = env.store_status_cli();
     assert_eq!(st["exists"], true, "{st}");
     assert_eq!(st["conversations"], 2, "{st}");
     assert_eq!(st["turns"], 4, "{st}");

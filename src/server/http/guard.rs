@@ -19,15 +19,15 @@ use subtle::ConstantTimeEq;
 
 type BoxedBody = BoxBody<Bytes, Infallible>;
 /// An error response, boxed (it is large and only on the refusing path).
-pub type Refusal = Box<http::Response<BoxedBody>>;
+pub(super) type Refusal = Box<http::Response<BoxedBody>>;
 
 /// The secret clients send as `Authorization: Bearer <token>`.
-pub struct Token(Box<[u8]>);
+pub(crate) struct Token(Box<[u8]>);
 
 impl Token {
     /// Reads the token from `path`: its content without surrounding whitespace, at least 16
     /// visible ASCII characters (what an HTTP header can carry unchanged).
-    pub fn read(path: &Path) -> Result<Self, HttpError> {
+    pub(crate) fn read(path: &Path) -> Result<Self, HttpError> {
         let text = std::fs::read_to_string(path).map_err(|source| HttpError::TokenUnreadable {
             path: path.to_owned(),
             source,
@@ -67,23 +67,23 @@ fn warn_if_readable_by_others(path: &Path) {
 }
 
 /// Origin and token checks for one listener.
-pub struct Guard {
+pub(super) struct Guard {
     token: Option<Token>,
     /// The non-loopback address bound with `--allow-remote`, whose own origin is accepted too.
     remote: Option<SocketAddr>,
 }
 
 impl Guard {
-    pub fn new(token: Option<Token>, remote: Option<SocketAddr>) -> Self {
+    pub(super) fn new(token: Option<Token>, remote: Option<SocketAddr>) -> Self {
         Self { token, remote }
     }
 
-    pub fn remote(&self) -> bool {
+    pub(super) fn remote(&self) -> bool {
         self.remote.is_some()
     }
 
     /// 403 for a foreign `Origin`, 401 for a missing or wrong token.
-    pub fn check(&self, parts: &http::request::Parts) -> Result<(), Refusal> {
+    pub(super) fn check(&self, parts: &http::request::Parts) -> Result<(), Refusal> {
         if let Some(origin) = parts.headers.get(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or("");
             if !origin_allowed(origin, self.remote) {
@@ -121,7 +121,7 @@ impl Guard {
 /// `127.0.0.0/8`, `[::1]`) and any port, or the remote address the server listens on. A
 /// DNS-rebinding page has its attacker's host name as origin, so it never matches; a page
 /// served from loopback is local software already. `null` (sandboxed or file pages) is refused.
-pub fn origin_allowed(origin: &str, remote: Option<SocketAddr>) -> bool {
+pub(super) fn origin_allowed(origin: &str, remote: Option<SocketAddr>) -> bool {
     let origin = origin.trim().to_ascii_lowercase();
     let Some(authority) = origin
         .strip_prefix("http://")
@@ -151,7 +151,7 @@ pub fn origin_allowed(origin: &str, remote: Option<SocketAddr>) -> bool {
 
 /// An error response whose body is a JSON-RPC error without an id (as the transport suggests)
 /// whose message says what was wrong.
-pub fn refusal(status: StatusCode, message: &str) -> Refusal {
+pub(super) fn refusal(status: StatusCode, message: &str) -> Refusal {
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "id": null,
@@ -168,7 +168,7 @@ pub fn refusal(status: StatusCode, message: &str) -> Refusal {
 
 /// Reads a request body of at most `limit` bytes within `timeout`: 413 beyond the limit
 /// (at once when `Content-Length` says so), 408 when the client is too slow.
-pub async fn read_body(
+pub(super) async fn read_body(
     parts: &http::request::Parts,
     body: Incoming,
     limit: usize,
@@ -211,21 +211,21 @@ pub async fn read_body(
 
 /// Requests that expect an answer and have not had it in full yet.
 #[derive(Default, Clone)]
-pub struct InFlight(Arc<(AtomicUsize, tokio::sync::Notify)>);
+pub(super) struct InFlight(Arc<(AtomicUsize, tokio::sync::Notify)>);
 
 impl InFlight {
     /// Counts a request until the returned ticket is dropped.
-    pub fn enter(&self) -> Ticket {
+    pub(super) fn enter(&self) -> Ticket {
         self.0.0.fetch_add(1, Ordering::SeqCst);
         Ticket(self.clone())
     }
 
-    pub fn count(&self) -> usize {
+    pub(super) fn count(&self) -> usize {
         self.0.0.load(Ordering::SeqCst)
     }
 
     /// Returns once no request is in flight.
-    pub async fn idle(&self) {
+    pub(super) async fn idle(&self) {
         loop {
             let notified = self.0.1.notified();
             tokio::pin!(notified);
@@ -239,7 +239,7 @@ impl InFlight {
 }
 
 /// One request in flight (see [`InFlight::enter`]).
-pub struct Ticket(InFlight);
+pub(super) struct Ticket(InFlight);
 
 impl Drop for Ticket {
     fn drop(&mut self) {
@@ -251,13 +251,16 @@ impl Drop for Ticket {
 
 /// A response body that holds its request's [`Ticket`] until it has been sent in full (or
 /// dropped with its connection).
-pub struct Tracked {
+pub(super) struct Tracked {
     inner: BoxedBody,
     _ticket: Option<Ticket>,
 }
 
 impl Tracked {
-    pub fn response(r: http::Response<BoxedBody>, ticket: Option<Ticket>) -> http::Response<Self> {
+    pub(super) fn response(
+        r: http::Response<BoxedBody>,
+        ticket: Option<Ticket>,
+    ) -> http::Response<Self> {
         r.map(|inner| Self {
             inner,
             _ticket: ticket,

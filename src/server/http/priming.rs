@@ -20,7 +20,7 @@ const FIRST_PRIMED: &str = "2025-11-25";
 /// the version its `initialize` asks for (the server answers with it, or with a newer one when
 /// it does not know it), else its `MCP-Protocol-Version` header. A client that says neither
 /// (protocol 2025-03-26 and before) gets none.
-pub fn client_accepts(parts: &http::request::Parts, body: &[u8]) -> bool {
+pub(super) fn client_accepts(parts: &http::request::Parts, body: &[u8]) -> bool {
     let version = initialize_version(body).or_else(|| {
         parts
             .headers
@@ -64,7 +64,7 @@ fn initialize_version(body: &[u8]) -> Option<String> {
 
 /// `response` as it may go to a client that does not know priming events: an event stream
 /// without them; anything else unchanged.
-pub fn without_priming(response: http::Response<BoxedBody>) -> http::Response<BoxedBody> {
+pub(super) fn without_priming(response: http::Response<BoxedBody>) -> http::Response<BoxedBody> {
     let is_stream = response
         .headers()
         .get(http::header::CONTENT_TYPE)

@@ -11,7 +11,7 @@ const KEEP_CAPACITY: usize = 256 * 1024;
 
 /// One unit of input.
 #[derive(Debug, PartialEq)]
-pub enum Frame {
+pub(super) enum Frame {
     /// A whole line, without its newline (and without a trailing `\r`).
     Line(Vec<u8>),
     /// A line passed `limit` bytes: it is being skipped. `id` is the request id when the part
@@ -22,7 +22,7 @@ pub enum Frame {
 }
 
 /// Reads frames from `R`.
-pub struct LineReader<R> {
+pub(super) struct LineReader<R> {
     inner: R,
     chunk: Box<[u8]>,
     start: usize,
@@ -35,7 +35,7 @@ pub struct LineReader<R> {
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
-    pub fn new(inner: R, limit: usize) -> Self {
+    pub(super) fn new(inner: R, limit: usize) -> Self {
         LineReader {
             inner,
             chunk: vec![0; CHUNK].into_boxed_slice(),
@@ -49,7 +49,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     /// The next frame; I/O errors end the input.
-    pub async fn next(&mut self) -> Frame {
+    pub(super) async fn next(&mut self) -> Frame {
         if self.line.capacity() > KEEP_CAPACITY {
             self.line = Vec::new();
         }

@@ -7,12 +7,12 @@ use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId
 use serde_json::{Map, Value, json};
 
 /// Deepest nesting of arrays and objects accepted in a message.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
-pub const PARSE_ERROR: i64 = -32700;
-pub const INVALID_REQUEST: i64 = -32600;
-pub const METHOD_NOT_FOUND: i64 = -32601;
-pub const INVALID_PARAMS: i64 = -32602;
+pub(crate) const PARSE_ERROR: i64 = -32700;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
 
 /// The protocol version that still had JSON-RPC batches.
 const BATCH_VERSION: &str = "2025-03-26";
@@ -42,7 +42,7 @@ const TYPED_METHODS: &[&str] = &[
 
 /// Where the session is in its lifecycle.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Nothing but `ping`, `server/discover`, `initialize` or a request carrying the
     /// initialize-less metadata is accepted.
     #[default]
@@ -57,14 +57,14 @@ pub enum Phase {
 
 impl Phase {
     /// Whether error replies without a readable id omit `id` (2026-07-28) rather than send null.
-    pub fn omits_null_id(&self) -> bool {
+    pub(crate) fn omits_null_id(&self) -> bool {
         matches!(self, Phase::Inline(v) if v.as_str() >= "2026-07-28")
     }
 }
 
 /// What to do with one input message.
 #[derive(Debug)]
-pub enum Action {
+pub(crate) enum Action {
     Forward(Box<ClientJsonRpcMessage>),
     /// An error reply (a whole JSON-RPC message).
     Reply(Value),
@@ -72,7 +72,7 @@ pub enum Action {
 
 /// What to do with one input line.
 #[derive(Debug)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Nothing,
     One(Action),
     /// A JSON-RPC batch (protocol 2025-03-26): the replies go out together as one array.
@@ -81,7 +81,7 @@ pub enum Verdict {
 
 /// A JSON-RPC error reply. Without an id the reply says `"id": null`, or leaves `id` out
 /// where the session's protocol version says so.
-pub fn error_reply(phase: &Phase, id: Option<Value>, code: i64, message: &str) -> Value {
+pub(crate) fn error_reply(phase: &Phase, id: Option<Value>, code: i64, message: &str) -> Value {
     let mut v = json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}});
     match id {
         Some(id) => v["id"] = id,
@@ -92,7 +92,7 @@ pub fn error_reply(phase: &Phase, id: Option<Value>, code: i64, message: &str) -
 }
 
 /// The judge of one line; `phase` is updated as lifecycle messages pass.
-pub fn judge(line: &[u8], phase: &mut Phase) -> Verdict {
+pub(crate) fn judge(line: &[u8], phase: &mut Phase) -> Verdict {
     let line = line
         .strip_prefix(b"\xEF\xBB\xBF".as_slice())
         .unwrap_or(line);

@@ -3,7 +3,7 @@
 //! answered, replies are queued ([`outbox`]) and written as each is ready, and the input is not
 //! read while unsent replies or unanswered requests pile up.
 mod frame;
-pub mod gate;
+pub(crate) mod gate;
 mod outbox;
 mod scan;
 
@@ -18,19 +18,19 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 
 /// Largest request accepted, in bytes.
-pub const MAX_REQUEST_BYTES: usize = 4 << 20;
+pub(crate) const MAX_REQUEST_BYTES: usize = 4 << 20;
 /// How long an exiting server keeps writing replies the client does not read.
 const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The transport handed to rmcp.
-pub struct Wire {
+pub(crate) struct Wire {
     rx: mpsc::Receiver<ClientJsonRpcMessage>,
     out: Arc<Outbox>,
 }
 
 /// Starts reading `input` and writing `output` on the runtime; returns the transport and a
 /// handle to flush the output at exit (see [`Flush::done`]).
-pub fn wire<R, W>(input: R, output: W) -> (Wire, Flush)
+pub(crate) fn wire<R, W>(input: R, output: W) -> (Wire, Flush)
 where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
@@ -44,10 +44,10 @@ where
 }
 
 /// Flushes the output when the server is done.
-pub struct Flush(Arc<Outbox>);
+pub(crate) struct Flush(Arc<Outbox>);
 
 impl Flush {
-    pub async fn done(self) {
+    pub(crate) async fn done(self) {
         self.0.close(FLUSH_TIMEOUT).await;
     }
 }

@@ -10,9 +10,9 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
 /// Unsent reply bytes above which the input is no longer read.
-pub const MAX_UNSENT: usize = 16 << 20;
+pub(super) const MAX_UNSENT: usize = 16 << 20;
 /// Requests passed on and not answered yet above which the input is no longer read.
-pub const MAX_IN_FLIGHT: usize = 64;
+pub(super) const MAX_IN_FLIGHT: usize = 64;
 
 /// A batch whose replies are being gathered.
 struct Batch {
@@ -40,7 +40,7 @@ struct State {
 /// The queue between the server and its output, plus the session's lifecycle phase (read by
 /// the input side, moved on by replies to `initialize`).
 #[derive(Default)]
-pub struct Outbox {
+pub(super) struct Outbox {
     state: Mutex<State>,
     pub phase: Mutex<Phase>,
     wake_writer: Notify,
@@ -53,16 +53,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Outbox {
-    pub fn new() -> Arc<Self> {
+    pub(super) fn new() -> Arc<Self> {
         Arc::new(Self::default())
     }
 
-    pub fn phase(&self) -> MutexGuard<'_, Phase> {
+    pub(super) fn phase(&self) -> MutexGuard<'_, Phase> {
         lock(&self.phase)
     }
 
     /// Waits until the unsent replies and the requests in flight are within their bounds.
-    pub async fn room(&self) {
+    pub(super) async fn room(&self) {
         loop {
             {
                 let st = lock(&self.state);
@@ -75,14 +75,14 @@ impl Outbox {
     }
 
     /// Notes a request passed on to the server.
-    pub fn track(&self, id: &RequestId) {
+    pub(super) fn track(&self, id: &RequestId) {
         let mut st = lock(&self.state);
         *st.in_flight.entry(id.clone()).or_default() += 1;
         st.in_flight_total += 1;
     }
 
     /// Forgets a cancelled request: no reply comes for it.
-    pub fn cancelled(&self, id: &RequestId) {
+    pub(super) fn cancelled(&self, id: &RequestId) {
         let mut st = lock(&self.state);
         untrack(&mut st, id);
         if let Some(n) = st.batch_of.remove(id) {
@@ -102,7 +102,7 @@ impl Outbox {
     }
 
     /// Opens a batch: the replies to `ids` and the `replies` already made go out together.
-    pub fn open_batch(&self, ids: &[RequestId], replies: Vec<Value>) {
+    pub(super) fn open_batch(&self, ids: &[RequestId], replies: Vec<Value>) {
         let mut st = lock(&self.state);
         if ids.is_empty() {
             if !replies.is_empty() {
@@ -127,7 +127,7 @@ impl Outbox {
     }
 
     /// Queues an error reply made by the transport itself.
-    pub fn reply(&self, v: Value) {
+    pub(super) fn reply(&self, v: Value) {
         let mut st = lock(&self.state);
         push(&mut st, v);
         drop(st);
@@ -135,7 +135,7 @@ impl Outbox {
     }
 
     /// Queues a message from the server.
-    pub fn deliver(&self, item: ServerJsonRpcMessage) {
+    pub(super) fn deliver(&self, item: ServerJsonRpcMessage) {
         let id = match &item {
             JsonRpcMessage::Response(r) => Some(r.id.clone()),
             JsonRpcMessage::Error(e) => e.id.clone(),
@@ -203,7 +203,7 @@ impl Outbox {
     }
 
     /// Writes queued lines to `out` until closed and drained.
-    pub async fn write_to<W: AsyncWrite + Unpin>(self: Arc<Self>, mut out: W) {
+    pub(super) async fn write_to<W: AsyncWrite + Unpin>(self: Arc<Self>, mut out: W) {
         loop {
             let (line, closed) = {
                 let mut st = lock(&self.state);
@@ -253,7 +253,7 @@ impl Outbox {
     }
 
     /// No more replies: waits (at most `timeout`) until everything queued is written.
-    pub async fn close(&self, timeout: std::time::Duration) {
+    pub(super) async fn close(&self, timeout: std::time::Duration) {
         {
             let mut st = lock(&self.state);
             st.closed = true;

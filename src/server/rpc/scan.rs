@@ -80,7 +80,7 @@ fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
 }
 
 /// Whether arrays and objects in `b` nest deeper than `limit` (strings are skipped).
-pub fn nests_deeper_than(b: &[u8], limit: usize) -> bool {
+pub(super) fn nests_deeper_than(b: &[u8], limit: usize) -> bool {
     let mut depth = 0usize;
     let mut i = 0;
     while i < b.len() {
@@ -111,7 +111,7 @@ const MAX_WALK_DEPTH: usize = 256;
 
 /// One step of the path to a value: an object key or an array index.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub(super) enum Step {
     Key(String),
     Index(usize),
 }
@@ -196,7 +196,7 @@ fn path_of(stack: &[Frame]) -> Vec<Step> {
 
 /// The top-level `"id"` of a JSON-RPC message, read from text that may be cut short or
 /// invalid further on: an integer or a string, as a JSON value.
-pub fn sniff_id(b: &[u8]) -> Option<serde_json::Value> {
+pub(super) fn sniff_id(b: &[u8]) -> Option<serde_json::Value> {
     let mut found = None;
     walk(b, |stack, tok, is_key| {
         let [top] = stack else {
@@ -221,7 +221,7 @@ pub fn sniff_id(b: &[u8]) -> Option<serde_json::Value> {
 
 /// The path to the string (a value, or a key: then the path ends with that key) that contains
 /// byte `at`.
-pub fn path_at(b: &[u8], at: usize) -> Option<Vec<Step>> {
+pub(super) fn path_at(b: &[u8], at: usize) -> Option<Vec<Step>> {
     let mut path = None;
     walk(b, |stack, tok, is_key| {
         let Tok::Str(s, e) = tok else { return false };
@@ -241,7 +241,7 @@ pub fn path_at(b: &[u8], at: usize) -> Option<Vec<Step>> {
 
 /// Byte offsets of `\u` escapes that encode a lone UTF-16 surrogate (a high one not followed
 /// by a low one, or a low one on its own): JSON text that names no Unicode character.
-pub fn lone_surrogates(b: &[u8]) -> Vec<usize> {
+pub(super) fn lone_surrogates(b: &[u8]) -> Vec<usize> {
     let hex = |at: usize| -> Option<u16> {
         let s = std::str::from_utf8(b.get(at + 2..at + 6)?).ok()?;
         if b.get(at..at + 2)? != b"\\u" {

@@ -7,18 +7,18 @@ use super::ToolError;
 use serde::Serialize;
 
 /// Hard cap on `max_chars` for every tool.
-pub const HARD_CAP: usize = 60_000;
+pub(crate) const HARD_CAP: usize = 60_000;
 /// Smallest `max_chars` accepted.
-pub const MIN_CHARS: usize = 500;
+pub(crate) const MIN_CHARS: usize = 500;
 /// Default `max_chars` of search-like tools.
-pub const SEARCH_DEFAULT: usize = 6_000;
+pub(crate) const SEARCH_DEFAULT: usize = 6_000;
 /// Default `max_chars` of read-like tools.
-pub const READ_DEFAULT: usize = 20_000;
+pub(crate) const READ_DEFAULT: usize = 20_000;
 /// Longest echo of an argument (a query, a path) in a result.
-pub const ECHO_CHARS: usize = 200;
+pub(crate) const ECHO_CHARS: usize = 200;
 
 /// Validates `max_chars`: at least [`MIN_CHARS`], capped at [`HARD_CAP`].
-pub fn check_max_chars(value: Option<i64>, default: usize) -> Result<usize, ToolError> {
+pub(crate) fn check_max_chars(value: Option<i64>, default: usize) -> Result<usize, ToolError> {
     match value {
         None => Ok(default),
         Some(v) if v < MIN_CHARS as i64 => Err(ToolError::new(format!(
@@ -29,19 +29,19 @@ pub fn check_max_chars(value: Option<i64>, default: usize) -> Result<usize, Tool
 }
 
 /// Characters of a value's JSON text.
-pub fn json_len<T: Serialize>(value: &T) -> usize {
+pub(crate) fn json_len<T: Serialize>(value: &T) -> usize {
     serde_json::to_string(value).map_or(usize::MAX, |s| s.chars().count())
 }
 
 /// How long an echoed argument may be under `max_chars`: short budgets echo less.
-pub fn echo_chars(max_chars: usize) -> usize {
+pub(crate) fn echo_chars(max_chars: usize) -> usize {
     (max_chars / 10).clamp(24, ECHO_CHARS)
 }
 
 /// How many of `rows` fit in a page of at most `max_chars`, where `envelope(n)` is the JSON
 /// length of the response without its rows when `n` rows are shown (its notes and offsets
 /// depend on `n`). Rows sit in one array: each adds its length plus a comma.
-pub fn fitting<T: Serialize>(
+pub(crate) fn fitting<T: Serialize>(
     rows: &[T],
     max_chars: usize,
     envelope: impl Fn(usize) -> usize,
@@ -60,17 +60,17 @@ pub fn fitting<T: Serialize>(
 }
 
 /// Room (JSON characters) left for a single row when `envelope` characters are taken.
-pub fn room_for_one(max_chars: usize, envelope: usize) -> usize {
+pub(crate) fn room_for_one(max_chars: usize, envelope: usize) -> usize {
     max_chars.saturating_sub(envelope)
 }
 
 /// Where the next page starts when `offset + shown` rows of `total` were seen.
-pub fn next_offset(offset: usize, shown: usize, total: usize) -> Option<usize> {
+pub(crate) fn next_offset(offset: usize, shown: usize, total: usize) -> Option<usize> {
     (offset + shown < total).then_some(offset + shown)
 }
 
 /// Characters `c` takes inside a JSON string.
-pub fn json_cost(c: char) -> usize {
+pub(crate) fn json_cost(c: char) -> usize {
     match c {
         '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
         c if (c as u32) < 0x20 => 6,
@@ -79,12 +79,12 @@ pub fn json_cost(c: char) -> usize {
 }
 
 /// `s` cut to at most `max` characters, marked with `…` when cut (for echoed arguments).
-pub fn clip(s: &str, max: usize) -> String {
+pub(crate) fn clip(s: &str, max: usize) -> String {
     crate::transcript::tools::cut_chars(s, max)
 }
 
 /// `s` cut so that its JSON string content takes at most `room` characters (`…` marks a cut).
-pub fn clip_json(s: &str, room: usize) -> String {
+pub(crate) fn clip_json(s: &str, room: usize) -> String {
     let total: usize = s.chars().map(json_cost).sum();
     if total <= room {
         return s.to_owned();
@@ -105,7 +105,7 @@ pub fn clip_json(s: &str, room: usize) -> String {
 }
 
 /// `n` with thousands separators (`12,345`).
-pub fn thousands(n: usize) -> String {
+pub(crate) fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -119,7 +119,7 @@ pub fn thousands(n: usize) -> String {
 
 /// A window of a text made of consecutive fields (e.g. prompt then reply).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Windowed {
+pub(crate) struct Windowed {
     pub fields: Vec<String>,
     /// Whether anything was left out.
     pub truncated: bool,
@@ -193,7 +193,7 @@ fn marker(cut: usize, read_on: usize) -> String {
 /// than its share keeps its head (2/3) and tail (1/3) around a marker saying how much was cut
 /// and where to read on, and `next_offset` is where the first cut begins. With an offset it
 /// returns the window starting there. Positions count characters of the text.
-pub fn window(fields: &[&str], offset: Option<usize>, budget: usize) -> Windowed {
+pub(crate) fn window(fields: &[&str], offset: Option<usize>, budget: usize) -> Windowed {
     let mut start = 0;
     let parts: Vec<Field> = fields
         .iter()

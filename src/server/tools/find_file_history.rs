@@ -13,14 +13,14 @@ use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub const DESCRIPTION: &str = "Find the past turns that read, edited or wrote a file: give a path \
+pub(crate) const DESCRIPTION: &str = "Find the past turns that read, edited or wrote a file: give a path \
 or part of one (`src/index/mod.rs`, `mod.rs`, `index/`; case-insensitive). Newest first, with \
 the operation, session, project (this_project: the server's own) and turn number for \
 read_turn; scope=project keeps the server's project only.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct FileHistoryParams {
+pub(crate) struct FileHistoryParams {
     /// A file path or part of one.
     pub path: String,
     /// Rows per page (1-100, default 20).
@@ -43,7 +43,7 @@ pub struct FileHistoryParams {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct FileTouchOut {
+pub(crate) struct FileTouchOut {
     /// The path as the tool call gave it.
     pub path: String,
     /// The strongest operation in that turn (write > edit > read).
@@ -64,7 +64,7 @@ pub struct FileTouchOut {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct FileHistoryResponse {
+pub(crate) struct FileHistoryResponse {
     pub path: String,
     pub results: Vec<FileTouchOut>,
     /// Rows before paging; a lower bound when total_exact is false.
@@ -84,7 +84,7 @@ pub struct FileHistoryResponse {
     pub note: Option<String>,
 }
 
-pub fn run(snap: &Snapshot, p: FileHistoryParams) -> Result<FileHistoryResponse, ToolError> {
+pub(crate) fn run(snap: &Snapshot, p: FileHistoryParams) -> Result<FileHistoryResponse, ToolError> {
     let needle = p.path.trim();
     if needle.is_empty() {
         return Err(ToolError::new(
@@ -173,7 +173,7 @@ fn shrink(row: &mut FileTouchOut, room: usize) {
     row.path = budget::clip_json(&row.path, room.saturating_sub(rest));
 }
 
-pub const DEF: ToolDef = ToolDef {
+pub(crate) const DEF: ToolDef = ToolDef {
     name: "find_file_history",
     title: "Find a file's history",
     description: DESCRIPTION,

@@ -13,13 +13,13 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
-pub const DESCRIPTION: &str = "Report what the search index holds: projects, sessions, \
+pub(crate) const DESCRIPTION: &str = "Report what the search index holds: projects, sessions, \
 sub-agents, turns, files and bytes indexed, unreadable lines skipped, records of unknown types per \
 source, the update generation and time, and where transcripts are read from. Use it when a search finds nothing.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct StatusParams {
+pub(crate) struct StatusParams {
     /// Most characters of JSON to return (500-60000, default 20000).
     #[serde(default)]
     pub max_chars: Option<i64>,
@@ -28,7 +28,7 @@ pub struct StatusParams {
 /// The persistent index's state (see [`CacheReport`]).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct CacheOut {
+pub(crate) struct CacheOut {
     /// False with `--no-cache` (or without a home directory).
     pub enabled: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -65,7 +65,7 @@ impl From<CacheReport> for CacheOut {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[schemars(crate = "rmcp::schemars")]
-pub enum SharingRole {
+pub(crate) enum SharingRole {
     Writer,
     Follower,
     Alone,
@@ -74,7 +74,7 @@ pub enum SharingRole {
 /// This server's part in sharing the index.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct SharingOut {
+pub(crate) struct SharingOut {
     pub role: SharingRole,
     /// The shared generation published (writer) or followed (follower) last.
     pub generation: u64,
@@ -83,7 +83,7 @@ pub struct SharingOut {
 /// A directory polled because it cannot be watched.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct PolledDir {
+pub(crate) struct PolledDir {
     pub path: String,
     /// Why it cannot be watched (permission denied, watch limit reached, ...).
     pub reason: String,
@@ -92,7 +92,7 @@ pub struct PolledDir {
 /// Health of one transcript source.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct SourceOut {
+pub(crate) struct SourceOut {
     pub source: String,
     pub path: String,
     /// False while the directory does not exist (it is watched for).
@@ -115,7 +115,7 @@ pub struct SourceOut {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct StatusOut {
+pub(crate) struct StatusOut {
     pub projects: usize,
     pub sessions: usize,
     pub subagents: usize,
@@ -185,7 +185,7 @@ pub struct StatusOut {
 }
 
 /// The index's state: `snap` as of now, `live` and `cache` from the indexer.
-pub fn run(
+pub(crate) fn run(
     snap: &Snapshot,
     live: &LiveStatus,
     (cache, store): (CacheReport, crate::store::StoreReport),
@@ -334,7 +334,7 @@ fn state(snap: &Snapshot, live: &LiveStatus) -> &'static str {
     }
 }
 
-pub const DEF: ToolDef = ToolDef {
+pub(crate) const DEF: ToolDef = ToolDef {
     name: "index_status",
     title: "Index status",
     description: DESCRIPTION,

@@ -12,14 +12,14 @@ use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub const DESCRIPTION: &str = "List past sessions, most recently active first (sub-agents are \
+pub(crate) const DESCRIPTION: &str = "List past sessions, most recently active first (sub-agents are \
 counted in subagent_count), with summary, project, time span, turn count, cwd and git branch. \
 Filter by project, source, scope (project: only the server's project; all: default) and \
 since/until; page with offset.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct ListParams {
+pub(crate) struct ListParams {
     /// Only projects whose name, directory or cwd contains this.
     #[serde(default)]
     pub project: Option<String>,
@@ -49,7 +49,7 @@ pub struct ListParams {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct ListedConversation {
+pub(crate) struct ListedConversation {
     pub session_id: String,
     /// The agent that wrote the transcript.
     pub source: String,
@@ -78,7 +78,7 @@ pub struct ListedConversation {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct ListResponse {
+pub(crate) struct ListResponse {
     pub conversations: Vec<ListedConversation>,
     /// Sessions matching before paging; a lower bound when total_exact is false.
     pub total: usize,
@@ -98,7 +98,7 @@ pub struct ListResponse {
     pub note: Option<String>,
 }
 
-pub fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
+pub(crate) fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolError> {
     let limit = check_limit(p.limit, 50)?;
     let offset = check_offset(p.offset)?;
     let max_chars = budget::check_max_chars(p.max_chars, budget::READ_DEFAULT)?;
@@ -197,7 +197,7 @@ fn shrink(row: &mut ListedConversation, room: usize) {
     row.summary = budget::clip_json(&row.summary, room.saturating_sub(rest));
 }
 
-pub const DEF: ToolDef = ToolDef {
+pub(crate) const DEF: ToolDef = ToolDef {
     name: "list_conversations",
     title: "List past sessions",
     description: DESCRIPTION,

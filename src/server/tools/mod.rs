@@ -2,17 +2,17 @@
 //! wire contract and its JSON schemas), its validation, and a `run` function the MCP server and
 //! the CLI both call. This module holds their list (what `tools/list` answers) and the
 //! argument checks they share.
-pub mod budget;
-pub mod find_file_history;
-pub mod index_status;
-pub mod list;
-pub mod progress;
-pub mod read_conversation;
-pub mod read_turn;
-pub mod recent_context;
-pub mod roots;
-pub mod search;
-pub mod store_out;
+pub(crate) mod budget;
+pub(crate) mod find_file_history;
+pub(crate) mod index_status;
+pub(crate) mod list;
+pub(crate) mod progress;
+pub(crate) mod read_conversation;
+pub(crate) mod read_turn;
+pub(crate) mod recent_context;
+pub(crate) mod roots;
+pub(crate) mod search;
+pub(crate) mod store_out;
 
 use super::ToolError;
 use super::toolset::{self, ToolDef};
@@ -24,7 +24,7 @@ use serde_json::Value;
 use std::sync::OnceLock;
 
 /// Every tool, in the order `tools/list` gives them.
-pub fn all() -> [&'static ToolDef; 7] {
+pub(crate) fn all() -> [&'static ToolDef; 7] {
     [
         &search::DEF,
         &list::DEF,
@@ -37,24 +37,24 @@ pub fn all() -> [&'static ToolDef; 7] {
 }
 
 /// The tool called `name`.
-pub fn find(name: &str) -> Option<&'static ToolDef> {
+pub(crate) fn find(name: &str) -> Option<&'static ToolDef> {
     all().into_iter().find(|t| t.name == name)
 }
 
 /// Names of the tools, for messages.
-pub fn names() -> String {
+pub(crate) fn names() -> String {
     all().map(|t| format!("`{}`", t.name)).join(", ")
 }
 
 /// The `tools/list` answer, built once.
-pub fn listed() -> &'static [Tool] {
+pub(crate) fn listed() -> &'static [Tool] {
     static LIST: OnceLock<Vec<Tool>> = OnceLock::new();
     LIST.get_or_init(|| all().iter().map(|d| toolset::build(d)).collect())
 }
 
 /// Parses the arguments of tool `name` into `P` (checked against its listed input schema) and
 /// runs `f`, serializing its result.
-pub fn invoke<P, R>(
+pub(crate) fn invoke<P, R>(
     name: &str,
     args: JsonObject,
     f: impl FnOnce(P) -> Result<R, ToolError>,
@@ -71,10 +71,10 @@ where
 }
 
 /// Largest `limit` any tool accepts; larger values are capped.
-pub const MAX_LIMIT: i64 = 100;
+pub(crate) const MAX_LIMIT: i64 = 100;
 
 /// Validates a `limit` argument: at least 1, capped at [`MAX_LIMIT`].
-pub fn check_limit(limit: Option<i64>, default: i64) -> Result<usize, ToolError> {
+pub(crate) fn check_limit(limit: Option<i64>, default: i64) -> Result<usize, ToolError> {
     let limit = limit.unwrap_or(default);
     if limit < 1 {
         return Err(ToolError::new(format!(
@@ -85,7 +85,7 @@ pub fn check_limit(limit: Option<i64>, default: i64) -> Result<usize, ToolError>
 }
 
 /// Validates an `offset` argument: 0 or more.
-pub fn check_offset(offset: Option<i64>) -> Result<usize, ToolError> {
+pub(crate) fn check_offset(offset: Option<i64>) -> Result<usize, ToolError> {
     let offset = offset.unwrap_or(0);
     if offset < 0 {
         return Err(ToolError::new(format!(
@@ -96,12 +96,12 @@ pub fn check_offset(offset: Option<i64>) -> Result<usize, ToolError> {
 }
 
 /// Formats an optional epoch-ms timestamp for output.
-pub fn iso(ts: Option<i64>) -> Option<String> {
+pub(crate) fn iso(ts: Option<i64>) -> Option<String> {
     ts.map(crate::util::time::format_iso)
 }
 
 /// Validates a `source` filter against the registered formats.
-pub fn check_source(source: Option<&str>) -> Result<Option<String>, ToolError> {
+pub(crate) fn check_source(source: Option<&str>) -> Result<Option<String>, ToolError> {
     match source {
         None => Ok(None),
         Some(s) if crate::transcript::adapter(s).is_some() => Ok(Some(s.to_owned())),
@@ -115,7 +115,7 @@ pub fn check_source(source: Option<&str>) -> Result<Option<String>, ToolError> {
 /// Parses a `since`/`until` bound: an ISO date (`2026-05-01`), an ISO datetime
 /// (`2026-05-01T10:00:00Z`) or a relative age (`7d`, `12h`, `30m`, `2w`) counted back from now.
 /// A date-only `until` includes that whole day.
-pub fn check_time(
+pub(crate) fn check_time(
     name: &str,
     value: Option<&str>,
     end_of_day: bool,
@@ -136,7 +136,9 @@ pub fn check_time(
 }
 
 /// Whether a conversation's transcript still exists, and since when it does not.
-pub fn source_presence(conv: &crate::corpus::catalog::Conversation) -> (bool, Option<String>) {
+pub(crate) fn source_presence(
+    conv: &crate::corpus::catalog::Conversation,
+) -> (bool, Option<String>) {
     (conv.gone_since.is_none(), iso(conv.gone_since))
 }
 

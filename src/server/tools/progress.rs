@@ -7,7 +7,7 @@ use serde::Serialize;
 /// How far the first index build is.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct BuildOut {
+pub(crate) struct BuildOut {
     pub files_done: u64,
     pub files_total: u64,
     pub bytes_done: u64,
@@ -15,7 +15,7 @@ pub struct BuildOut {
 }
 
 /// The build's progress while it runs (None once the index is complete).
-pub fn building(snap: &Snapshot) -> Option<BuildOut> {
+pub(crate) fn building(snap: &Snapshot) -> Option<BuildOut> {
     if snap.complete {
         return None;
     }
@@ -29,7 +29,7 @@ pub fn building(snap: &Snapshot) -> Option<BuildOut> {
 }
 
 /// The note for an answer given during the build (`short`: for small budgets).
-pub fn note(b: &BuildOut, short: bool) -> String {
+pub(crate) fn note(b: &BuildOut, short: bool) -> String {
     if b.files_total == 0 {
         // files not found yet, or the persistent index being loaded
         return if short {
@@ -54,7 +54,7 @@ pub fn note(b: &BuildOut, short: bool) -> String {
 }
 
 /// Appends `more` to an optional note.
-pub fn join(note: Option<String>, more: String) -> Option<String> {
+pub(crate) fn join(note: Option<String>, more: String) -> Option<String> {
     Some(match note {
         Some(n) => format!("{n} {more}"),
         None => more,
@@ -63,7 +63,7 @@ pub fn join(note: Option<String>, more: String) -> Option<String> {
 
 /// Sentences to add to "not found" errors: the first build still running, and transcripts
 /// directories that yield nothing (see [`super::roots`]); "" when neither.
-pub fn hint(snap: &Snapshot) -> String {
+pub(crate) fn hint(snap: &Snapshot) -> String {
     let mut out = match building(snap) {
         Some(b) => format!(
             " The first index build is still running ({} of {} files indexed); it may not be indexed yet: try again shortly.",
@@ -79,7 +79,7 @@ pub fn hint(snap: &Snapshot) -> String {
 }
 
 /// Appends an optional `more` to an optional note.
-pub fn join_opt(note: Option<String>, more: Option<String>) -> Option<String> {
+pub(crate) fn join_opt(note: Option<String>, more: Option<String>) -> Option<String> {
     match more {
         Some(m) => join(note, m),
         None => note,

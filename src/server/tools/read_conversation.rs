@@ -12,7 +12,7 @@ use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub const DESCRIPTION: &str = "Read consecutive turns of a past conversation (prompts, replies, \
+pub(crate) const DESCRIPTION: &str = "Read consecutive turns of a past conversation (prompts, replies, \
 tools used), starting at `offset` (default 0), `limit` turns at a time (default 10). \
 total_turns tells how far to page.";
 
@@ -23,7 +23,7 @@ const FIRST_TURN_CHARS: usize = 1500;
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct ReadConversationParams {
+pub(crate) struct ReadConversationParams {
     /// Conversation id (from search_conversations or list_conversations).
     pub session_id: String,
     /// First turn to return (0-based).
@@ -39,7 +39,7 @@ pub struct ReadConversationParams {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct ConversationOut {
+pub(crate) struct ConversationOut {
     pub session_id: String,
     pub project: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -69,7 +69,10 @@ pub struct ConversationOut {
     pub note: Option<String>,
 }
 
-pub fn run(snap: &Snapshot, p: ReadConversationParams) -> Result<ConversationOut, ToolError> {
+pub(crate) fn run(
+    snap: &Snapshot,
+    p: ReadConversationParams,
+) -> Result<ConversationOut, ToolError> {
     let conv = find_conversation(snap, &p.session_id)?;
     let offset = check_offset(p.offset)?;
     let limit = check_limit(p.limit, 10)?;
@@ -102,6 +105,9 @@ pub fn run(snap: &Snapshot, p: ReadConversationParams) -> Result<ConversationOut
         max_chars,
         short: max_chars < 1500,
         wanted: (to - from) as usize,
+        // not in the tightest budgets, where the turns need the room
+        roots: super::roots::note(snap, max_chars < 1500)
+            .filter(|n| max_chars >= json_len(n) + super::read_turn::ROOTS_MIN_TURN),
     };
     if max_chars.saturating_sub(page.envelope(&out)) < MIN_TURN_CHARS {
         // a tight budget: turns come before the working directory and branch
@@ -121,6 +127,8 @@ struct Page<'a> {
     short: bool,
     /// Turns asked for (within the conversation).
     wanted: usize,
+    /// The sentence naming transcripts directories that yield nothing ([`super::roots`]).
+    roots: Option<String>,
 }
 
 impl Page<'_> {
@@ -131,7 +139,7 @@ impl Page<'_> {
         probe.turns.clear();
         probe.next_offset = Some(n);
         probe.truncated = true;
-        probe.note = note(out, n, true, self.short, self.max_chars);
+        probe.note = self.note(out, n, true);
         json_len(&probe)
     }
 
@@ -165,7 +173,7 @@ impl Page<'_> {
             let next = out.offset + out.turns.len();
             out.next_offset = (next < self.conv.turn_count as usize).then_some(next);
             let left_out = out.turns.len() < self.wanted;
-            out.note = note(out, next, left_out, self.short, self.max_chars);
+            out.note = self.note(out, next, left_out);
             let len = json_len(&out);
             if len <= self.max_chars {
                 return;
@@ -195,36 +203,34 @@ impl Page<'_> {
             out.project.clear();
         }
     }
-}
 
-/// The note: the build's progress, shortened turns, and where to continue.
-fn note(
-    out: &ConversationOut,
-    next: usize,
-    left_out: bool,
-    short: bool,
-    max_chars: usize,
-) -> Option<String> {
-    let mut note = out.build.as_ref().map(|b| progress::note(b, short));
-    if out.truncated || left_out {
-        let more = match (left_out, short) {
-            (true, true) => format!("shortened; continue with offset={next}"),
-            (false, true) => "shortened; read_turn with char_offset reads a turn whole".to_owned(),
-            (_, false) => format!(
-                "shortened to fit max_chars={max_chars}: long turns keep the head and tail of prompt and reply (read_turn with char_offset reads one whole){}",
-                if left_out {
-                    format!("; continue with offset={next}")
-                } else {
-                    String::new()
+    /// The note: the build's progress, shortened turns, where to continue, and directories
+    /// that yield nothing.
+    fn note(&self, out: &ConversationOut, next: usize, left_out: bool) -> Option<String> {
+        let (short, max_chars) = (self.short, self.max_chars);
+        let mut note = out.build.as_ref().map(|b| progress::note(b, short));
+        if out.truncated || left_out {
+            let more = match (left_out, short) {
+                (true, true) => format!("shortened; continue with offset={next}"),
+                (false, true) => {
+                    "shortened; read_turn with char_offset reads a turn whole".to_owned()
                 }
-            ),
-        };
-        note = progress::join(note, more);
+                (_, false) => format!(
+                    "shortened to fit max_chars={max_chars}: long turns keep the head and tail of prompt and reply (read_turn with char_offset reads one whole){}",
+                    if left_out {
+                        format!("; continue with offset={next}")
+                    } else {
+                        String::new()
+                    }
+                ),
+            };
+            note = progress::join(note, more);
+        }
+        progress::join_opt(note, self.roots.clone())
     }
-    note
 }
 
-pub const DEF: ToolDef = ToolDef {
+pub(crate) const DEF: ToolDef = ToolDef {
     name: "read_conversation",
     title: "Read a conversation",
     description: DESCRIPTION,

@@ -11,7 +11,7 @@ use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub const DESCRIPTION: &str = "Read one turn of a past conversation in full: the prompt, the \
+pub(crate) const DESCRIPTION: &str = "Read one turn of a past conversation in full: the prompt, the \
 reply and the tools used (file, command, pattern...; no tool output or thinking). Use session_id \
 and turn_number from search_conversations. A turn longer than max_chars keeps the head and tail \
 of prompt and reply around a marked cut; pass next_offset back as char_offset to read on, and \
@@ -19,7 +19,7 @@ next_tool_offset as tool_offset for tool calls left out.";
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct ReadTurnParams {
+pub(crate) struct ReadTurnParams {
     /// Conversation id (from search_conversations or list_conversations).
     pub session_id: String,
     /// Turn number (0-based).
@@ -39,7 +39,7 @@ pub struct ReadTurnParams {
 /// A tool call, compactly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct ToolUsed {
+pub(crate) struct ToolUsed {
     pub tool: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -64,7 +64,7 @@ pub struct ToolUsed {
 impl ToolUsed {
     /// Renders a call by what it does: files for reads/writes/edits, the command line for
     /// shells, the pattern for searches, type and description for sub-agents.
-    pub fn from_call(call: &ToolCall) -> Self {
+    pub(crate) fn from_call(call: &ToolCall) -> Self {
         let mut r = ToolUsed {
             tool: call.name.clone(),
             file: None,
@@ -108,7 +108,7 @@ impl ToolUsed {
 /// A non-text part of the prompt (image, document, file): counted, its content never shown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct AttachmentOut {
+pub(crate) struct AttachmentOut {
     #[serde(rename = "type")]
     pub kind: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -117,7 +117,7 @@ pub struct AttachmentOut {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct TurnOut {
+pub(crate) struct TurnOut {
     pub session_id: String,
     pub turn_number: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -168,7 +168,7 @@ fn turn_note(
 impl TurnOut {
     /// The turn within `max_chars` of JSON: whole, or each long field's head and tail around
     /// a marked cut, or (with `char_offset`) the part of its text starting there.
-    pub fn new(
+    pub(crate) fn new(
         conv: &Conversation,
         turn: &Turn,
         max_chars: usize,
@@ -249,7 +249,12 @@ impl TurnOut {
 impl TurnOut {
     /// The turn's tool calls from `from` on, as many as fit in `max_chars` (at least one,
     /// shortened if need be), without the text: how calls left out of a turn are read.
-    pub fn tool_page(conv: &Conversation, turn: &Turn, max_chars: usize, from: usize) -> Self {
+    pub(crate) fn tool_page(
+        conv: &Conversation,
+        turn: &Turn,
+        max_chars: usize,
+        from: usize,
+    ) -> Self {
         let calls: Vec<ToolUsed> = turn.tools.iter().map(ToolUsed::from_call).collect();
         let from = from.min(calls.len());
         let total = turn.user_text.chars().count() + turn.assistant_text.chars().count();
@@ -321,7 +326,7 @@ impl TurnOut {
 }
 
 /// The conversation with this id, or the error the tools report.
-pub fn find_conversation<'a>(
+pub(crate) fn find_conversation<'a>(
     snap: &'a Snapshot,
     id: &str,
 ) -> Result<&'a std::sync::Arc<Conversation>, ToolError> {
@@ -333,7 +338,7 @@ pub fn find_conversation<'a>(
     })
 }
 
-pub fn run(snap: &Snapshot, p: ReadTurnParams) -> Result<TurnOut, ToolError> {
+pub(crate) fn run(snap: &Snapshot, p: ReadTurnParams) -> Result<TurnOut, ToolError> {
     let conv = find_conversation(snap, &p.session_id)?;
     if p.turn_number < 0 {
         return Err(ToolError::new(format!(
@@ -364,16 +369,38 @@ pub fn run(snap: &Snapshot, p: ReadTurnParams) -> Result<TurnOut, ToolError> {
             )));
         }
     };
-    match p.tool_offset {
-        None => Ok(TurnOut::new(conv, &turn, max_chars, char_offset)),
-        Some(o) if o >= 0 => Ok(TurnOut::tool_page(conv, &turn, max_chars, o as usize)),
-        Some(o) => Err(ToolError::new(format!(
-            "`tool_offset` must be 0 or more (got {o})."
-        ))),
+    let tool_offset = match p.tool_offset {
+        None => None,
+        Some(o) if o >= 0 => Some(o as usize),
+        Some(o) => {
+            return Err(ToolError::new(format!(
+                "`tool_offset` must be 0 or more (got {o})."
+            )));
+        }
+    };
+    // a transcripts directory that yields nothing is named here too (the turn may come from
+    // the store or another source), in room taken from the turn; not in the tightest budgets
+    let roots = super::roots::note(snap, max_chars < 1500)
+        .map(|n| (json_len(&n) + NOTE_FIELD, n))
+        .filter(|(len, _)| max_chars >= len + ROOTS_MIN_TURN);
+    let room = max_chars - roots.as_ref().map_or(0, |(len, _)| *len);
+    let mut out = match tool_offset {
+        None => TurnOut::new(conv, &turn, room, char_offset),
+        Some(o) => TurnOut::tool_page(conv, &turn, room, o),
+    };
+    if let Some((_, n)) = roots {
+        out.note = super::progress::join(out.note, n);
     }
+    Ok(out)
 }
 
-pub const DEF: ToolDef = ToolDef {
+/// JSON a note adds beyond its string: `,"note":` and the space that joins it to another.
+const NOTE_FIELD: usize = 9;
+
+/// Fewest characters left for the turn itself when a directory's note is added.
+pub(crate) const ROOTS_MIN_TURN: usize = 400;
+
+pub(crate) const DEF: ToolDef = ToolDef {
     name: "read_turn",
     title: "Read one turn",
     description: DESCRIPTION,

@@ -15,21 +15,21 @@ use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub const DESCRIPTION: &str = "Where we left off: a short Markdown digest of the last sessions \
+pub(crate) const DESCRIPTION: &str = "Where we left off: a short Markdown digest of the last sessions \
 of this project (or of all with scope=all): title, when, turns, files most touched, the last \
 prompt and how the last reply began. Use it at the start of a session, then \
 search_conversations / read_turn for details.";
 
 /// Default number of sessions.
-pub const DEFAULT_SESSIONS: i64 = 3;
+pub(crate) const DEFAULT_SESSIONS: i64 = 3;
 /// Most sessions a digest covers.
-pub const MAX_SESSIONS: i64 = 20;
+pub(crate) const MAX_SESSIONS: i64 = 20;
 /// Default `max_chars`.
-pub const DEFAULT_CHARS: usize = 2_000;
+pub(crate) const DEFAULT_CHARS: usize = 2_000;
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct RecentContextParams {
+pub(crate) struct RecentContextParams {
     /// `project` (default): this project's sessions only; `all`: every project's.
     #[serde(default, deserialize_with = "choice::optional")]
     pub scope: Option<Scope>,
@@ -43,7 +43,7 @@ pub struct RecentContextParams {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct RecentContextResponse {
+pub(crate) struct RecentContextResponse {
     /// The digest: one `##` section per session, newest first.
     pub context: String,
     /// The sessions the digest covers, newest first (pass to read_conversation).
@@ -65,7 +65,7 @@ const TEXT_STEPS: [usize; 7] = [400, 280, 200, 140, 90, 50, 0];
 /// Renders the digest so that `fits` accepts it: texts shortened first, then sessions dropped
 /// from the oldest, then cut. Returns the text, whether anything was left out and how many
 /// sessions it shows.
-pub fn render(
+pub(crate) fn render(
     heading: &str,
     digests: &[SessionDigest],
     limit: usize,
@@ -103,7 +103,7 @@ fn when(ts: Option<i64>) -> String {
 }
 
 /// A duration in minutes, hours and days, e.g. `1h 05m`.
-pub fn span(ms: i64) -> String {
+pub(crate) fn span(ms: i64) -> String {
     let mins = (ms.max(0) + 30_000) / 60_000;
     match mins {
         0 => "under a minute".to_owned(),
@@ -174,7 +174,7 @@ fn markdown(heading: &str, digests: &[SessionDigest], text: usize) -> String {
 }
 
 /// The heading of a digest of `scope`.
-pub fn heading(snap: &Snapshot, all: bool) -> String {
+pub(crate) fn heading(snap: &Snapshot, all: bool) -> String {
     match (&snap.project.root, all) {
         (Some(root), false) => format!("Recent sessions in `{}`", root.display()),
         _ => "Recent sessions".to_owned(),
@@ -182,7 +182,7 @@ pub fn heading(snap: &Snapshot, all: bool) -> String {
 }
 
 /// Validates the arguments: scope (default `project`), number of sessions and `max_chars`.
-pub fn validate(p: &RecentContextParams) -> Result<(Scope, usize, usize), ToolError> {
+pub(crate) fn validate(p: &RecentContextParams) -> Result<(Scope, usize, usize), ToolError> {
     let max_chars = budget::check_max_chars(p.max_chars, DEFAULT_CHARS)?;
     let scope = p.scope.unwrap_or(Scope::Project);
     let n = p.sessions.unwrap_or(DEFAULT_SESSIONS);
@@ -194,7 +194,10 @@ pub fn validate(p: &RecentContextParams) -> Result<(Scope, usize, usize), ToolEr
     Ok((scope, n as usize, max_chars))
 }
 
-pub fn run(snap: &Snapshot, p: RecentContextParams) -> Result<RecentContextResponse, ToolError> {
+pub(crate) fn run(
+    snap: &Snapshot,
+    p: RecentContextParams,
+) -> Result<RecentContextResponse, ToolError> {
     let (scope, n, max_chars) = validate(&p)?;
     let digests = snap.recent_sessions(scope, n);
     let build = progress::building(snap);
@@ -228,7 +231,7 @@ pub fn run(snap: &Snapshot, p: RecentContextParams) -> Result<RecentContextRespo
     Ok(resp)
 }
 
-pub const DEF: ToolDef = ToolDef {
+pub(crate) const DEF: ToolDef = ToolDef {
     name: "recent_context",
     title: "Where we left off",
     description: DESCRIPTION,

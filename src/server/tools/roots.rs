@@ -30,7 +30,7 @@ fn flag(format: &str) -> String {
 }
 
 /// The sentence about one directory that yields nothing (`short`: for small budgets).
-pub fn sentence(h: &SourceHealth, complete: bool, short: bool) -> Option<String> {
+pub(crate) fn sentence(h: &SourceHealth, complete: bool, short: bool) -> Option<String> {
     let why = absent(h, complete)?;
     let path = h.path.display().to_string();
     Some(if short {
@@ -53,7 +53,7 @@ pub fn sentence(h: &SourceHealth, complete: bool, short: bool) -> Option<String>
 /// The note for every answer while directories yield nothing: those of formats that no other
 /// directory holds transcripts for (a format with several default locations, one missing, is
 /// not flagged). None when every format has transcripts somewhere.
-pub fn note(snap: &Snapshot, short: bool) -> Option<String> {
+pub(crate) fn note(snap: &Snapshot, short: bool) -> Option<String> {
     let sources = &snap.stats.sources;
     let flagged: Vec<String> = sources
         .iter()

@@ -14,7 +14,7 @@ use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub const DESCRIPTION: &str = "Search past coding-agent conversations (sessions and sub-agents) \
+pub(crate) const DESCRIPTION: &str = "Search past coding-agent conversations (sessions and sub-agents) \
 by keywords, ranked with BM25. Stack distinctive keywords and exact identifiers: \
 `watchdog reindex debounce`, `notify_debouncer`, `E0502`, `src/index/mod.rs`. Syntax: keywords \
 (any may match; more and rarer ones rank higher), \"exact phrase\", -word or -\"phrase\" \
@@ -22,7 +22,7 @@ by keywords, ranked with BM25. Stack distinctive keywords and exact identifiers:
 server's own project ranks slightly higher (this_project). Results carry a snippet around the \
 matches; read a whole turn with read_turn. Page with offset.";
 
-pub const DEF: ToolDef = ToolDef {
+pub(crate) const DEF: ToolDef = ToolDef {
     name: "search_conversations",
     title: "Search past conversations",
     description: DESCRIPTION,
@@ -38,7 +38,7 @@ fn call(ctx: &Ctx<'_>, args: JsonObject) -> Result<serde_json::Value, ToolError>
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct SearchParams {
+pub(crate) struct SearchParams {
     /// Keywords, "exact phrases", -excluded words, prefix*.
     pub query: String,
     /// Results per page (1-100, default 10).
@@ -88,7 +88,7 @@ pub struct SearchParams {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct SearchResult {
+pub(crate) struct SearchResult {
     /// For read_turn / read_conversation.
     pub session_id: String,
     /// The agent that wrote the transcript.
@@ -122,7 +122,7 @@ pub struct SearchResult {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct SearchResponse {
+pub(crate) struct SearchResponse {
     pub results: Vec<SearchResult>,
     pub query: String,
     /// Matching turns before paging; a lower bound when total_exact is false.
@@ -144,7 +144,7 @@ pub struct SearchResponse {
 }
 
 /// Validates the arguments into a domain request.
-pub fn request(snap: &Snapshot, p: &SearchParams) -> Result<SearchRequest, ToolError> {
+pub(crate) fn request(snap: &Snapshot, p: &SearchParams) -> Result<SearchRequest, ToolError> {
     if p.query.trim().is_empty() {
         return Err(ToolError::new(
             "`query` must not be empty: give one or more keywords.",
@@ -183,12 +183,12 @@ pub fn request(snap: &Snapshot, p: &SearchParams) -> Result<SearchRequest, ToolE
 }
 
 /// Runs a search without a time budget (the CLI).
-pub fn run(snap: &Snapshot, p: SearchParams) -> Result<SearchResponse, ToolError> {
+pub(crate) fn run(snap: &Snapshot, p: SearchParams) -> Result<SearchResponse, ToolError> {
     run_with(snap, p, &Stop::default())
 }
 
 /// Runs a search that stops when `stop` says so.
-pub fn run_with(
+pub(crate) fn run_with(
     snap: &Snapshot,
     p: SearchParams,
     stop: &Stop,

@@ -8,7 +8,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[schemars(crate = "rmcp::schemars")]
-pub enum StoreRole {
+pub(crate) enum StoreRole {
     Writer,
     Reader,
     Off,
@@ -17,7 +17,7 @@ pub enum StoreRole {
 /// What the durable store holds and this server's part in it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
-pub struct StoreOut {
+pub(crate) struct StoreOut {
     /// False with `--no-store` or `--no-redact`, or when the store
     /// cannot be used (then `error` says why and the server runs mirror-only).
     pub enabled: bool,

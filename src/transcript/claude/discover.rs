@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// Whether `path` is a symlink to a directory inside `root` (another project of the same
 /// root): its sessions are already indexed under their own project, so it is skipped.
-pub fn links_within(path: &Path, root: &Path) -> bool {
+pub(crate) fn links_within(path: &Path, root: &Path) -> bool {
     let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     is_link
         && match (std::fs::canonicalize(path), std::fs::canonicalize(root)) {
@@ -20,7 +20,7 @@ pub fn links_within(path: &Path, root: &Path) -> bool {
 }
 
 /// Sub-agent transcripts of one session directory (`<session>/subagents/agent-*.jsonl`).
-pub fn discover_subagents(
+pub(crate) fn discover_subagents(
     session_dir: &Path,
     group: &str,
     session: &str,
@@ -31,7 +31,7 @@ pub fn discover_subagents(
 }
 
 /// Classifies the files of one project directory.
-pub fn discover_project(dir: &Path, group: &str, out: &mut Vec<SourceFile>) {
+pub(crate) fn discover_project(dir: &Path, group: &str, out: &mut Vec<SourceFile>) {
     for Entry { name, path, is_dir } in sorted_entries(dir) {
         if is_dir {
             discover_subagents(&path, group, &name, out);
@@ -114,7 +114,7 @@ fn read_agent_meta(dir: &Path, agent_id: &str) -> (Option<String>, Option<String
 
 /// Conversation id of a sub-agent: `<parent session>/agent-<id>`, or `agent-<id>` while the
 /// parent is unknown. Session ids are file stems, so neither form can collide with one.
-pub fn subagent_id(parent: Option<&str>, agent_id: &str) -> String {
+pub(crate) fn subagent_id(parent: Option<&str>, agent_id: &str) -> String {
     match parent {
         Some(p) => format!("{p}/agent-{agent_id}"),
         None => format!("agent-{agent_id}"),

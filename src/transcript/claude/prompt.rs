@@ -34,7 +34,7 @@ const INTERRUPTS: &[&str] = &[
 ];
 
 /// The human text of a prompt, or `None` when the record is harness noise.
-pub fn prompt_text(raw: &str) -> Option<String> {
+pub(crate) fn prompt_text(raw: &str) -> Option<String> {
     let trimmed = raw.trim();
     if trimmed.is_empty() || INTERRUPTS.contains(&trimmed) {
         return None;

@@ -8,7 +8,7 @@
 //! forks is [`Origin`]'s.
 mod parser;
 
-pub use parser::CodexParser;
+pub(crate) use parser::CodexParser;
 
 use super::dir::{sorted_entries, walk_sorted};
 use super::{Adapter, LineParser, Reader, Role, SourceFile};
@@ -19,7 +19,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-pub const FORMAT: &str = "codex";
+pub(crate) const FORMAT: &str = "codex";
 
 /// How deep below the root rollouts are looked for (`YYYY/MM/DD` plus slack).
 const MAX_DEPTH: usize = 5;
@@ -29,7 +29,7 @@ const SESSIONS: &str = "sessions";
 const ARCHIVED: &str = "archived_sessions";
 
 /// The Codex CLI adapter.
-pub struct Codex;
+pub(crate) struct Codex;
 
 /// `$CODEX_HOME` when set (as Codex itself does), else `~/.codex`.
 fn codex_home(home: &Path) -> PathBuf {
@@ -193,7 +193,7 @@ pub(crate) fn find_rollout(file: &Path, id: &str) -> Option<PathBuf> {
 ///
 /// When the origin rollout cannot be found (deleted, elsewhere), the replayed turns stay in
 /// the fork; they carry the origin's duplicate keys, so search still shows them once.
-pub struct Origin {
+pub(crate) struct Origin {
     reader: Option<BufReader<File>>,
     parser: CodexParser,
     keys: FxHashSet<u64>,
@@ -203,7 +203,7 @@ pub struct Origin {
 
 impl Origin {
     /// The rollout of thread `id`, found near the rollout `fork`.
-    pub fn open(fork: &Path, id: &str) -> Option<Box<Origin>> {
+    pub(crate) fn open(fork: &Path, id: &str) -> Option<Box<Origin>> {
         let path = find_rollout(fork, id)?;
         let file = File::open(&path).ok()?;
         tracing::debug!(origin = %path.display(), fork = %fork.display(), "reading the origin of a replayed history");
@@ -217,7 +217,7 @@ impl Origin {
     }
 
     /// Whether the origin holds a prompt with the chained key `key`, reading on as needed.
-    pub fn has(&mut self, key: u64) -> bool {
+    pub(crate) fn has(&mut self, key: u64) -> bool {
         while !self.keys.contains(&key) {
             if !self.read_line() {
                 return false;

@@ -137,7 +137,7 @@ fn block_text(content: Option<&RawValue>) -> String {
 
 /// Resumable parser for one rollout file.
 #[derive(Default)]
-pub struct CodexParser {
+pub(crate) struct CodexParser {
     fallback_id: String,
     /// The rollout file (to find the origin of a replayed history).
     path: PathBuf,
@@ -163,7 +163,7 @@ pub struct CodexParser {
 }
 
 impl CodexParser {
-    pub fn new(file: &SourceFile) -> Self {
+    pub(crate) fn new(file: &SourceFile) -> Self {
         let fallback_id = match &file.role {
             Role::Session { id } => id.clone(),
             Role::Subagent { agent_id, .. } => format!("{FORMAT}:{agent_id}"),

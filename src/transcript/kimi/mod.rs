@@ -17,12 +17,12 @@ use crate::util::glob::Glob;
 use crate::util::md5_hex;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-pub use wire::KimiParser;
+pub(crate) use wire::KimiParser;
 
-pub const FORMAT: &str = "kimi";
+pub(crate) const FORMAT: &str = "kimi";
 
 /// The Kimi CLI adapter.
-pub struct Kimi;
+pub(crate) struct Kimi;
 
 impl Adapter for Kimi {
     fn name(&self) -> &'static str {

@@ -155,7 +155,7 @@ fn calls_of(s: &Streaming) -> Vec<ToolCall> {
 }
 
 /// Resumable parser for one Kimi CLI wire log (or context file).
-pub struct KimiParser {
+pub(crate) struct KimiParser {
     convs: ConvSet,
     /// `<session>` for a session's own file: where `state.json` holds its title.
     session_dir: Option<PathBuf>,
@@ -172,7 +172,7 @@ pub struct KimiParser {
 }
 
 impl KimiParser {
-    pub fn new(file: &SourceFile) -> Self {
+    pub(crate) fn new(file: &SourceFile) -> Self {
         let name = file.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let parent = file.path.parent().map(PathBuf::from);
         let (id, session_id, session_dir, mut meta) = match &file.role {

@@ -8,16 +8,16 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use xxhash_rust::xxh3::xxh3_64;
 
-pub const FORMAT: &str = "opencode";
+pub(crate) const FORMAT: &str = "opencode";
 
 /// `opencode:<sessionID>`.
-pub fn conversation_id(session: &str) -> String {
+pub(crate) fn conversation_id(session: &str) -> String {
     format!("{FORMAT}:{session}")
 }
 
 /// What a session row (or session file) says about the conversation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SessionInfo {
+pub(crate) struct SessionInfo {
     pub id: String,
     pub parent_id: Option<String>,
     pub title: Option<String>,
@@ -29,7 +29,7 @@ pub struct SessionInfo {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MessageRole {
+pub(crate) enum MessageRole {
     User,
     Assistant,
     Other,
@@ -37,7 +37,7 @@ pub enum MessageRole {
 
 /// The fields of a message's info we use.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MessageInfo {
+pub(crate) struct MessageInfo {
     pub role: MessageRole,
     pub created: Option<i64>,
     /// Agent that handled a user message (`build`, `general`, …).
@@ -48,7 +48,7 @@ pub struct MessageInfo {
 
 /// A part reduced to what is indexed. Reasoning, tool outputs, files, steps are dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Part {
+pub(crate) enum Part {
     /// `human` is false for `synthetic` or `ignored` text.
     Text {
         text: String,
@@ -61,7 +61,7 @@ pub enum Part {
 
 /// One message with its parts, ready to be ordered.
 #[derive(Debug, Clone)]
-pub struct Message {
+pub(crate) struct Message {
     pub id: String,
     /// Sort key: the row's `time_created` (or the info's `time.created`).
     pub created: i64,
@@ -95,7 +95,7 @@ struct MessageWire<'a> {
 }
 
 /// Parses a message's info JSON.
-pub fn parse_message(json: &str) -> Result<MessageInfo, String> {
+pub(crate) fn parse_message(json: &str) -> Result<MessageInfo, String> {
     let w: MessageWire = serde_json::from_str(json).map_err(|e| e.to_string())?;
     let role = match w.role.as_deref() {
         Some("user") => MessageRole::User,
@@ -162,7 +162,7 @@ struct ToolInput<'a> {
 }
 
 /// What an OpenCode tool does, by name.
-pub fn tool_kind(name: &str) -> ToolKind {
+pub(crate) fn tool_kind(name: &str) -> ToolKind {
     match name {
         "read" => ToolKind::Read,
         "write" => ToolKind::Write,
@@ -177,7 +177,11 @@ pub fn tool_kind(name: &str) -> ToolKind {
 
 /// The normalised call(s) of a `tool` part, from its name and input only: one per file for a
 /// patch (`patchText`), else one.
-pub fn tool_calls(id: Option<String>, name: &str, input: Option<&RawValue>) -> Vec<ToolCall> {
+pub(crate) fn tool_calls(
+    id: Option<String>,
+    name: &str,
+    input: Option<&RawValue>,
+) -> Vec<ToolCall> {
     let args: ToolInput = input.and_then(lenient::parse).unwrap_or_default();
     if let Some(patch) = args.patch_text.as_deref() {
         return patch_calls(id, name, patch);
@@ -215,7 +219,7 @@ fn tool_call(id: Option<String>, name: &str, args: ToolInput) -> ToolCall {
 }
 
 /// Parses a part's JSON.
-pub fn parse_part(json: &str) -> Result<Part, String> {
+pub(crate) fn parse_part(json: &str) -> Result<Part, String> {
     let w: PartWire = serde_json::from_str(json).map_err(|e| e.to_string())?;
     Ok(match w.kind.as_deref() {
         Some("text") => Part::Text {
@@ -248,7 +252,7 @@ fn split_subagent_title(title: &str) -> Option<(&str, &str)> {
 }
 
 /// Builds the conversation of one session from its messages (any order).
-pub fn build(session: &SessionInfo, mut messages: Vec<Message>) -> ConvState {
+pub(crate) fn build(session: &SessionInfo, mut messages: Vec<Message>) -> ConvState {
     messages.sort_by(|a, b| (a.created, &a.id).cmp(&(b.created, &b.id)));
     let mut meta = ConvMeta {
         cwd: session.directory.clone().filter(|d| !d.trim().is_empty()),
@@ -357,7 +361,7 @@ fn note_parent(
 
 /// A fingerprint of what a conversation would put in the index, to skip re-indexing sessions
 /// whose rows changed in ways that are not indexed (tool outputs, step parts, costs).
-pub fn content_hash(state: &ConvState) -> u64 {
+pub(crate) fn content_hash(state: &ConvState) -> u64 {
     xxh3_64(
         format!(
             "{:?}|{:?}|{}",

@@ -22,7 +22,7 @@ const ATTEMPTS: u32 = 4;
 
 /// Incremental reader of one database.
 #[derive(Default)]
-pub struct DbReader {
+pub(crate) struct DbReader {
     /// Per session id: fingerprint of its rows at the last read.
     fingerprints: FxHashMap<String, u64>,
     /// Per session id: content hash of the conversation last reported.

@@ -7,19 +7,19 @@
 //! it into the database and keeps the old files, which would otherwise show every session
 //! twice. Conversation ids are `opencode:<sessionID>`; child sessions (sub-agents) point to
 //! their parent through `ConvMeta::parent_id`.
-pub mod convert;
-pub mod db;
-pub mod storage;
+pub(crate) mod convert;
+pub(crate) mod db;
+pub(crate) mod storage;
 
 use crate::transcript::dir::sorted_entries;
 use crate::transcript::{Adapter, Reader, Role, SourceFile};
 use crate::util::glob::Glob;
 use std::path::{Path, PathBuf};
 
-pub use convert::FORMAT;
+pub(crate) use convert::FORMAT;
 
 /// The OpenCode adapter.
-pub struct OpenCode;
+pub(crate) struct OpenCode;
 
 /// Database file names OpenCode uses: `opencode.db`, `opencode-<channel>.db`.
 fn is_db_name(name: &str) -> bool {

@@ -11,7 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// `<storage>/session/*/*.json`, sorted.
-pub fn session_files(storage: &Path) -> Vec<PathBuf> {
+pub(crate) fn session_files(storage: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for project in sorted_entries(&storage.join("session"))
         .into_iter()
@@ -32,7 +32,7 @@ fn storage_of(session_file: &Path) -> Option<&Path> {
 }
 
 /// Whether `path` is `<storage>/session/<project>/<file>.json` under `root`.
-pub fn is_session_file(root: &Path, path: &Path) -> bool {
+pub(crate) fn is_session_file(root: &Path, path: &Path) -> bool {
     let Ok(rel) = path.strip_prefix(root) else {
         return false;
     };
@@ -128,7 +128,7 @@ fn child_dirs(base: &Path, id: &str, file: &Path) -> Vec<PathBuf> {
 
 /// Reads one session of the storage tree.
 #[derive(Default)]
-pub struct StorageReader {
+pub(crate) struct StorageReader {
     reported: Option<u64>,
     read_once: bool,
 }
@@ -252,7 +252,7 @@ fn session_of_message(storage: &Path, mid: &str) -> Option<String> {
 
 /// For a path inside `<storage>/message/` or `<storage>/part/` (a directory or a file), the
 /// session file whose unit it belongs to.
-pub fn session_for(path: &Path) -> Option<PathBuf> {
+pub(crate) fn session_for(path: &Path) -> Option<PathBuf> {
     let comps: Vec<&str> = path.iter().map(|c| c.to_str()).collect::<Option<_>>()?;
     let i = comps
         .iter()

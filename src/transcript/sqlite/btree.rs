@@ -13,7 +13,7 @@ const LEAF_TABLE: u8 = 0x0d;
 const MAX_DEPTH: u32 = 40;
 
 /// One leaf cell: the row's key and where its payload is.
-pub struct Cell<'a> {
+pub(super) struct Cell<'a> {
     pub rowid: i64,
     pub payload_len: u64,
     /// The part of the payload stored on the leaf page.
@@ -24,7 +24,7 @@ pub struct Cell<'a> {
 
 /// What a scan went through.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ScanStats {
+pub(crate) struct ScanStats {
     /// Levels of the tree (1 for a lone leaf root).
     pub depth: u32,
     pub pages: u32,
@@ -40,7 +40,7 @@ fn be32(b: &[u8], at: usize) -> u32 {
 }
 
 /// How many payload bytes of a leaf cell are stored locally (SQLite's rule for table leaves).
-pub fn local_size(payload: u64, usable: u32) -> u64 {
+pub(super) fn local_size(payload: u64, usable: u32) -> u64 {
     let u = u64::from(usable);
     let max_local = u - 35;
     if payload <= max_local {
@@ -76,7 +76,7 @@ fn cell_pointers(
 }
 
 /// Visits every row of the table b-tree rooted at `root`, in rowid order.
-pub fn scan(
+pub(super) fn scan(
     pager: &Pager,
     root: u32,
     each: &mut dyn FnMut(Cell<'_>) -> io::Result<()>,

@@ -18,14 +18,17 @@ mod wal;
 #[cfg(test)]
 mod tests;
 
-pub use btree::ScanStats;
-pub use pager::side_path;
-pub use record::{Row, Value};
-pub use schema::{Column, Table};
-pub use wal::{FrameInfo, frames as wal_frames};
+pub(crate) use btree::ScanStats;
+pub(crate) use pager::side_path;
+pub(crate) use record::Row;
+pub(crate) use schema::Table;
 
+#[cfg(test)]
+pub(crate) use record::Value;
 use std::io;
 use std::path::Path;
+#[cfg(test)]
+pub(crate) use wal::{FrameInfo, frames as wal_frames};
 
 /// Attempts of [`read_consistent`] before giving up on a database that keeps changing.
 const ATTEMPTS: u32 = 4;
@@ -33,7 +36,7 @@ const ATTEMPTS: u32 = 4;
 /// Runs `read` on snapshots of the database at `path` until one stays current for the whole
 /// read (a few attempts, backing off): a checkpoint or WAL restart in the middle of a read may
 /// have mixed two states. Errors that a concurrent writer can cause are retried too.
-pub fn read_consistent<T>(
+pub(crate) fn read_consistent<T>(
     path: &Path,
     mut read: impl FnMut(&Database) -> io::Result<T>,
 ) -> io::Result<T> {
@@ -64,35 +67,32 @@ pub(crate) fn corrupt(what: impl Into<String>) -> io::Error {
 }
 
 /// One consistent snapshot of a database file and its WAL.
-pub struct Database {
+pub(crate) struct Database {
     pager: pager::Pager,
 }
 
 impl Database {
     /// Opens a snapshot (read-only; nothing is created next to the file).
-    pub fn open(path: &Path) -> io::Result<Database> {
+    pub(crate) fn open(path: &Path) -> io::Result<Database> {
         Ok(Database {
             pager: pager::Pager::open(path)?,
         })
     }
 
-    /// Number of pages in the snapshot (0 for an empty database).
-    pub fn page_count(&self) -> u32 {
-        self.pager.page_count
-    }
-
-    pub fn page_size(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn page_size(&self) -> u32 {
         self.pager.page_size
     }
 
     /// Commits taken from the WAL (0 when there is none).
-    pub fn wal_commits(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn wal_commits(&self) -> u32 {
         self.pager.wal_commits()
     }
 
     /// Every ordinary table of the schema (virtual tables, which have no b-tree, and tables
     /// whose `CREATE TABLE` cannot be parsed are left out).
-    pub fn tables(&self) -> io::Result<Vec<Table>> {
+    pub(crate) fn tables(&self) -> io::Result<Vec<Table>> {
         let mut out = Vec::new();
         if self.pager.page_count == 0 {
             return Ok(out);
@@ -128,7 +128,7 @@ impl Database {
     }
 
     /// The table named `name` (ASCII case-insensitive), if the schema has it.
-    pub fn table(&self, name: &str) -> io::Result<Option<Table>> {
+    pub(crate) fn table(&self, name: &str) -> io::Result<Option<Table>> {
         Ok(self
             .tables()?
             .into_iter()
@@ -136,7 +136,7 @@ impl Database {
     }
 
     /// Calls `each` for every row of `table`, in rowid order.
-    pub fn scan<F>(&self, table: &Table, mut each: F) -> io::Result<ScanStats>
+    pub(crate) fn scan<F>(&self, table: &Table, mut each: F) -> io::Result<ScanStats>
     where
         F: FnMut(&mut Row<'_>) -> io::Result<()>,
     {
@@ -162,17 +162,17 @@ impl Database {
 
     /// Whether the files still hold this snapshot (see the module doc). A read whose snapshot
     /// is no longer current may have mixed two states and must be repeated.
-    pub fn is_current(&self) -> io::Result<bool> {
+    pub(crate) fn is_current(&self) -> io::Result<bool> {
         self.pager.is_current()
     }
 }
 
 /// How the rows of one table are read.
-pub type ReadTable<T> = fn(&Database, &Table) -> io::Result<Vec<T>>;
+pub(crate) type ReadTable<T> = fn(&Database, &Table) -> io::Result<Vec<T>>;
 
 /// The rows of the `sessions` and `messages` tables of the database at `path` (where coding
 /// agents keep their conversations), read from one consistent snapshot; none without either.
-pub fn sessions_and_messages<S, M>(
+pub(crate) fn sessions_and_messages<S, M>(
     path: &Path,
     sessions: ReadTable<S>,
     messages: ReadTable<M>,

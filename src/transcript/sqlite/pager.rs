@@ -14,7 +14,7 @@ const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// Text encoding of the database (header offset 56).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
+pub(super) enum Encoding {
     Utf8,
     Utf16Le,
     Utf16Be,
@@ -22,7 +22,7 @@ pub enum Encoding {
 
 impl Encoding {
     /// Decodes stored text; invalid sequences become U+FFFD.
-    pub fn decode(self, bytes: &[u8]) -> Cow<'_, str> {
+    pub(super) fn decode(self, bytes: &[u8]) -> Cow<'_, str> {
         let units = |f: fn([u8; 2]) -> u16| -> Cow<'_, str> {
             let v: Vec<u16> = bytes.chunks_exact(2).map(|c| f([c[0], c[1]])).collect();
             Cow::Owned(String::from_utf16_lossy(&v))
@@ -37,7 +37,7 @@ impl Encoding {
 
 /// What the database file header says.
 #[derive(Debug, Clone, Copy)]
-pub struct Header {
+pub(super) struct Header {
     pub page_size: u32,
     pub reserved: u8,
     /// In-header database size, when valid (non-zero and current per the change counter).
@@ -50,7 +50,7 @@ fn be32(b: &[u8], at: usize) -> u32 {
 }
 
 /// Parses the first 100 bytes of a database.
-pub fn parse_header(h: &[u8]) -> io::Result<Header> {
+pub(super) fn parse_header(h: &[u8]) -> io::Result<Header> {
     if h.len() < 100 || &h[..16] != MAGIC {
         return Err(corrupt("not a SQLite 3 database (bad magic)"));
     }
@@ -88,7 +88,7 @@ pub fn parse_header(h: &[u8]) -> io::Result<Header> {
 }
 
 /// `<db><suffix>`, e.g. `sessions.db-wal`.
-pub fn side_path(db: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn side_path(db: &Path, suffix: &str) -> PathBuf {
     let mut s = db.as_os_str().to_owned();
     s.push(suffix);
     PathBuf::from(s)
@@ -112,7 +112,7 @@ fn stat(path: &Path) -> Option<(u64, Option<SystemTime>)> {
 }
 
 /// A consistent view of the database's pages.
-pub struct Pager {
+pub(super) struct Pager {
     path: PathBuf,
     file: RefCell<File>,
     /// Size and mtime of the main file when the snapshot was taken.
@@ -128,7 +128,7 @@ pub struct Pager {
 impl Pager {
     /// Opens a snapshot of the database at `path` (read-only: no lock, journal or WAL index is
     /// created). An active rollback journal means a write is in progress: `WouldBlock`.
-    pub fn open(path: &Path) -> io::Result<Pager> {
+    pub(super) fn open(path: &Path) -> io::Result<Pager> {
         let mut file = File::open(path)?;
         let meta = file.metadata()?;
         if !meta.is_file() {
@@ -186,7 +186,7 @@ impl Pager {
     }
 
     /// Reads page `pgno` (1-based) as the snapshot sees it.
-    pub fn page(&self, pgno: u32) -> io::Result<Vec<u8>> {
+    pub(super) fn page(&self, pgno: u32) -> io::Result<Vec<u8>> {
         if pgno == 0 || pgno > self.page_count {
             return Err(corrupt(format!(
                 "page {pgno} out of range (database has {} pages)",
@@ -219,7 +219,7 @@ impl Pager {
     }
 
     /// Appends `len` bytes of an overflow chain starting at page `first` to `out`.
-    pub fn read_overflow(&self, first: u32, len: u64, out: &mut Vec<u8>) -> io::Result<()> {
+    pub(super) fn read_overflow(&self, first: u32, len: u64, out: &mut Vec<u8>) -> io::Result<()> {
         let per_page = u64::from(self.usable - 4);
         let mut left = len;
         let mut next = first;
@@ -244,7 +244,7 @@ impl Pager {
     /// Whether the snapshot is still what the files hold: the main file was not written
     /// (a checkpoint or a rollback-mode commit) and the WAL was not restarted or truncated.
     /// Frames appended to the WAL after the snapshot do not matter.
-    pub fn is_current(&self) -> io::Result<bool> {
+    pub(super) fn is_current(&self) -> io::Result<bool> {
         if stat(&self.path) != Some(self.db_stat) {
             return Ok(false);
         }
@@ -268,7 +268,8 @@ impl Pager {
     }
 
     /// Number of commits read from the WAL (0 without one).
-    pub fn wal_commits(&self) -> u32 {
+    #[cfg(test)]
+    pub(super) fn wal_commits(&self) -> u32 {
         self.wal.as_ref().map_or(0, |w| w.commits)
     }
 }

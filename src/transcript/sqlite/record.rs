@@ -8,11 +8,11 @@ use std::io;
 
 /// Largest payload we accept (SQLite's default `SQLITE_MAX_LENGTH`); a bigger length can only
 /// come from a corrupt cell.
-pub const MAX_PAYLOAD: u64 = 1_000_000_000;
+pub(super) const MAX_PAYLOAD: u64 = 1_000_000_000;
 
 /// Reads a SQLite varint (1–9 bytes, big-endian, 7 bits per byte, 8 in the ninth).
 /// Returns the value and its length, or `None` when `buf` ends inside it.
-pub fn varint(buf: &[u8]) -> Option<(u64, usize)> {
+pub(super) fn varint(buf: &[u8]) -> Option<(u64, usize)> {
     let mut v: u64 = 0;
     for i in 0..8 {
         let b = *buf.get(i)?;
@@ -27,7 +27,7 @@ pub fn varint(buf: &[u8]) -> Option<(u64, usize)> {
 
 /// One column value. Text is decoded from the database's encoding.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value<'a> {
+pub(crate) enum Value<'a> {
     Null,
     Integer(i64),
     Real(f64),
@@ -36,14 +36,14 @@ pub enum Value<'a> {
 }
 
 impl Value<'_> {
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
             Value::Text(t) => Some(t),
             _ => None,
         }
     }
 
-    pub fn as_int(&self) -> Option<i64> {
+    pub(crate) fn as_int(&self) -> Option<i64> {
         match self {
             Value::Integer(i) => Some(*i),
             Value::Real(f) if f.is_finite() => Some(*f as i64),
@@ -52,7 +52,7 @@ impl Value<'_> {
     }
 
     /// Text as an owned string (`None` for other types).
-    pub fn into_string(self) -> Option<String> {
+    pub(crate) fn into_string(self) -> Option<String> {
         match self {
             Value::Text(t) => Some(t.into_owned()),
             _ => None,
@@ -99,7 +99,7 @@ fn decode<'a>(serial: u64, bytes: &'a [u8], encoding: Encoding) -> Value<'a> {
 }
 
 /// One row of a table b-tree, decoded on demand.
-pub struct Row<'a> {
+pub(crate) struct Row<'a> {
     pub rowid: i64,
     pager: &'a Pager,
     table: &'a Table,
@@ -134,7 +134,7 @@ impl<'a> Row<'a> {
 
     /// Total size of the record, local part and overflow together (known without reading
     /// any overflow page).
-    pub fn payload_len(&self) -> u64 {
+    pub(crate) fn payload_len(&self) -> u64 {
         self.payload_len
     }
 
@@ -167,13 +167,8 @@ impl<'a> Row<'a> {
 
     /// First overflow page of the payload, if it has one.
     #[cfg(test)]
-    pub fn overflow_page(&self) -> Option<u32> {
+    pub(crate) fn overflow_page(&self) -> Option<u32> {
         self.overflow
-    }
-
-    /// The whole payload (header and body).
-    pub fn payload(&mut self) -> io::Result<&[u8]> {
-        self.bytes(0, self.payload_len)
     }
 
     fn header(&mut self) -> io::Result<&[(u64, u64)]> {
@@ -201,15 +196,9 @@ impl<'a> Row<'a> {
         Ok(self.cols.as_deref().unwrap_or_default())
     }
 
-    /// Number of values stored in the record (may be fewer than the table's columns after
-    /// `ALTER TABLE ADD COLUMN`).
-    pub fn stored_len(&mut self) -> io::Result<usize> {
-        Ok(self.header()?.len())
-    }
-
     /// Value of the table column at `column` (schema order). The rowid alias column reads as
     /// the rowid; columns missing from an older, shorter record read as NULL.
-    pub fn value(&mut self, column: usize) -> io::Result<Value<'_>> {
+    pub(crate) fn value(&mut self, column: usize) -> io::Result<Value<'_>> {
         if self.table.rowid_alias == Some(column) {
             return Ok(Value::Integer(self.rowid));
         }
@@ -226,7 +215,7 @@ impl<'a> Row<'a> {
     }
 
     /// Value by raw record position (no schema mapping), for tests and the schema table.
-    pub fn raw(&mut self, index: usize) -> io::Result<Value<'_>> {
+    pub(crate) fn raw(&mut self, index: usize) -> io::Result<Value<'_>> {
         let encoding = self.pager.encoding;
         let Some(&(serial, offset)) = self.header()?.get(index) else {
             return Ok(Value::Null);
@@ -237,7 +226,7 @@ impl<'a> Row<'a> {
     }
 
     /// Text of a column (`None` when absent, NULL or not text).
-    pub fn text(&mut self, column: Option<usize>) -> io::Result<Option<String>> {
+    pub(crate) fn text(&mut self, column: Option<usize>) -> io::Result<Option<String>> {
         match column {
             Some(c) => Ok(self.value(c)?.into_string()),
             None => Ok(None),
@@ -245,7 +234,7 @@ impl<'a> Row<'a> {
     }
 
     /// Integer of a column (`None` when absent, NULL or not a number).
-    pub fn int(&mut self, column: Option<usize>) -> io::Result<Option<i64>> {
+    pub(crate) fn int(&mut self, column: Option<usize>) -> io::Result<Option<i64>> {
         match column {
             Some(c) => Ok(self.value(c)?.as_int()),
             None => Ok(None),

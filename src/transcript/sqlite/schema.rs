@@ -4,7 +4,7 @@
 
 /// One column of a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Column {
+pub(crate) struct Column {
     pub name: String,
     /// Declared type as written (`INTEGER`, `varchar(20)`, empty when none).
     pub decl_type: String,
@@ -14,7 +14,7 @@ pub struct Column {
 
 /// A table b-tree and how its records map to columns.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Table {
+pub(crate) struct Table {
     pub name: String,
     pub root: u32,
     pub columns: Vec<Column>,
@@ -25,7 +25,7 @@ pub struct Table {
 
 impl Table {
     /// The schema table itself (`sqlite_schema`, root page 1).
-    pub fn schema_table() -> Table {
+    pub(crate) fn schema_table() -> Table {
         let col = |n: &str, t: &str| Column {
             name: n.to_owned(),
             decl_type: t.to_owned(),
@@ -47,14 +47,14 @@ impl Table {
     }
 
     /// Index of the column named `name` (ASCII case-insensitive, as in SQL).
-    pub fn column(&self, name: &str) -> Option<usize> {
+    pub(crate) fn column(&self, name: &str) -> Option<usize> {
         self.columns
             .iter()
             .position(|c| c.name.eq_ignore_ascii_case(name))
     }
 
     /// Position in the record of the value of column `column` (virtual columns have none).
-    pub fn record_index(&self, column: usize) -> Option<usize> {
+    pub(crate) fn record_index(&self, column: usize) -> Option<usize> {
         let c = self.columns.get(column)?;
         c.stored
             .then(|| self.columns[..column].iter().filter(|c| c.stored).count())
@@ -204,7 +204,7 @@ fn word(t: &Tok) -> Option<&str> {
 
 /// Columns of a `CREATE TABLE` statement, its rowid alias and whether it is `WITHOUT ROWID`.
 /// `None` when the statement has no column list (`CREATE TABLE … AS SELECT`) or is malformed.
-pub fn parse_create_table(sql: &str) -> Option<(Vec<Column>, Option<usize>, bool)> {
+pub(super) fn parse_create_table(sql: &str) -> Option<(Vec<Column>, Option<usize>, bool)> {
     let toks = tokenize(sql);
     let open = toks.iter().position(|t| *t == Tok::Punct('('))?;
     if !kw(toks.first(), "CREATE") || !toks[..open].iter().any(|t| kw(Some(t), "TABLE")) {

@@ -8,14 +8,14 @@ use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-pub const HEADER_LEN: u64 = 32;
-pub const FRAME_HEADER_LEN: u64 = 24;
+pub(super) const HEADER_LEN: u64 = 32;
+pub(super) const FRAME_HEADER_LEN: u64 = 24;
 const MAGIC_LE: u32 = 0x377f_0682;
 const MAGIC_BE: u32 = 0x377f_0683;
 const VERSION: u32 = 3_007_000;
 
 /// The committed content of a WAL file.
-pub struct Wal {
+pub(super) struct Wal {
     file: RefCell<File>,
     pub page_size: u32,
     /// The 32 header bytes (salts included): a different header means the WAL was restarted.
@@ -26,13 +26,14 @@ pub struct Wal {
     pub db_pages: u32,
     /// End of the last committed frame: frames after it are ignored.
     pub end: u64,
-    /// Number of valid commit frames.
+    /// Number of valid commit frames (read by the tests).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub commits: u32,
 }
 
 /// One frame header as found in the file (for tests and diagnostics).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FrameInfo {
+pub(crate) struct FrameInfo {
     pub offset: u64,
     pub page: u32,
     /// Database size after this frame when it ends a transaction, else 0.
@@ -45,7 +46,7 @@ fn be32(b: &[u8], at: usize) -> u32 {
 
 /// SQLite's WAL checksum: two running 32-bit sums over pairs of 32-bit words, in the byte order
 /// the header's magic number selects.
-pub fn checksum(data: &[u8], big_endian: bool, mut s: (u32, u32)) -> (u32, u32) {
+pub(super) fn checksum(data: &[u8], big_endian: bool, mut s: (u32, u32)) -> (u32, u32) {
     for c in data.chunks_exact(8) {
         let (a, b) = if big_endian {
             (be32(c, 0), be32(c, 4))
@@ -124,7 +125,7 @@ impl Wal {
     /// Reads the WAL next to a database. `None` when there is none, or when its header is not
     /// valid (SQLite then ignores its content too). `db_page_size` is the database's page size
     /// when its file has a header.
-    pub fn open(path: &Path, db_page_size: Option<u32>) -> io::Result<Option<Wal>> {
+    pub(super) fn open(path: &Path, db_page_size: Option<u32>) -> io::Result<Option<Wal>> {
         let mut file = match File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -173,12 +174,12 @@ impl Wal {
     }
 
     /// Offset of the latest committed image of `page`, if the WAL holds one.
-    pub fn frame_of(&self, page: u32) -> Option<u64> {
+    pub(super) fn frame_of(&self, page: u32) -> Option<u64> {
         self.frames.get(&page).copied()
     }
 
     /// Reads a page image at `offset` into `buf` (one page long).
-    pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+    pub(super) fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         let mut f = self.file.borrow_mut();
         f.seek(SeekFrom::Start(offset))?;
         f.read_exact(buf).map_err(|e| {
@@ -192,7 +193,8 @@ impl Wal {
 }
 
 /// Every valid frame of the WAL at `path`, committed or not (diagnostics and tests).
-pub fn frames(path: &Path) -> io::Result<Vec<FrameInfo>> {
+#[cfg(test)]
+pub(crate) fn frames(path: &Path) -> io::Result<Vec<FrameInfo>> {
     let mut file = File::open(path)?;
     let mut header = [0u8; 32];
     file.read_exact(&mut header)?;

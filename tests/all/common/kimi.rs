@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use conversation_search::util::md5_hex;
+use conversation_search::md5_hex;
 use serde_json::{Value, json};
 
 use super::formats::append_line;

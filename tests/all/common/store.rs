@@ -71,7 +71,7 @@ impl StoreEnv {
     }
 
     /// `store status`.
-    pub fn archive_status(&self) -> Value {
+    pub fn store_status_cli(&self) -> Value {
         self.cli(&["store", "status"])
     }
 }
