@@ -39,7 +39,7 @@ impl Source {
     }
 }
 
-fn src_dir() -> PathBuf {
+pub(crate) fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
@@ -67,7 +67,7 @@ fn sources() -> Vec<Source> {
         .collect()
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -82,10 +82,9 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The characters of a file with comments turned into spaces (line breaks kept), and for each
-/// whether it is inside a string or character literal. Longer than 80 lines: one loop with a
-/// branch per kind of token (line and nested block comments, raw strings, strings, character
-/// literals versus lifetimes), which share the cursor and both outputs; split up, each branch
-/// would take all of them.
+/// whether it is inside a string or character literal: one loop with a branch per kind of
+/// token (line and nested block comments, raw strings, strings and character literals versus
+/// lifetimes), which share the cursor and both outputs.
 fn lex(file: &str) -> (Vec<char>, Vec<bool>) {
     let s: Vec<char> = file.chars().collect();
     let mut out = Vec::with_capacity(s.len());
@@ -142,10 +141,11 @@ fn lex(file: &str) -> (Vec<char>, Vec<bool>) {
                 push(&mut out, s[i], true);
                 i += 1;
             }
-        } else if c == '"' {
-            push(&mut out, '"', false);
+        } else if c == '"' || (c == '\'' && (next == Some('\\') || s.get(i + 2) == Some(&'\''))) {
+            // a string, or a character literal (a lifetime has no closing quote)
+            push(&mut out, c, false);
             i += 1;
-            while i < s.len() && s[i] != '"' {
+            while i < s.len() && s[i] != c {
                 if s[i] == '\\' && i + 1 < s.len() {
                     push(&mut out, s[i], true);
                     i += 1;
@@ -154,23 +154,7 @@ fn lex(file: &str) -> (Vec<char>, Vec<bool>) {
                 i += 1;
             }
             if i < s.len() {
-                push(&mut out, '"', false);
-                i += 1;
-            }
-        } else if c == '\'' && (next == Some('\\') || s.get(i + 2) == Some(&'\'')) {
-            // a character literal (a lifetime has no closing quote)
-            push(&mut out, '\'', false);
-            i += 1;
-            while i < s.len() && s[i] != '\'' {
-                if s[i] == '\\' && i + 1 < s.len() {
-                    push(&mut out, s[i], true);
-                    i += 1;
-                }
-                push(&mut out, s[i], true);
-                i += 1;
-            }
-            if i < s.len() {
-                push(&mut out, '\'', false);
+                push(&mut out, c, false);
                 i += 1;
             }
         } else {
@@ -265,7 +249,7 @@ fn item_end(code: &[char], mut i: usize) -> usize {
 /// test-only functions and statements; all of the file after an inner `#![cfg(test)]`): the
 /// code after a test item is read on. Returned with string literals (for format names) and with
 /// their contents blanked (for paths).
-fn without_tests(file: &str) -> (String, String) {
+pub(crate) fn without_tests(file: &str) -> (String, String) {
     let (chars, quoted) = lex(file);
     let blank: Vec<char> = chars
         .iter()

@@ -1,70 +1,44 @@
 //! The one-shot commands: each runs the same function as its MCP tool and prints the result
 //! readably or as that tool's JSON (see [`super::output`]).
-use super::human::{self, Paint};
+use super::human;
 use super::output::{self, Mode};
-use super::{Cli, ContextArgs, ContextFormat, GlobalArgs, ListArgs, SearchArgs, ShowArgs};
+use super::{Cli, ContextArgs, ContextFormat, ListArgs, SearchArgs, ShowArgs};
 use crate::corpus::project::Scope;
 use crate::corpus::{Shared, Snapshot};
+use crate::server::choice::SourceName;
 use crate::server::tools;
 use clap::CommandFactory;
-use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-/// JSON when asked for or when stdout is no terminal (unless `--color always`), else text.
-fn mode(global: &GlobalArgs) -> Mode {
-    let terminal = std::io::stdout().is_terminal();
-    let forced = global.color == human::ColorChoice::Always;
-    if global.json || !(terminal || forced) {
-        return Mode::Json;
-    }
-    let no_color = std::env::var("NO_COLOR").ok();
-    Mode::Human(Paint {
-        on: global.color.enabled(terminal, no_color.as_deref()),
-    })
-}
-
-pub(super) fn search(
-    global: &GlobalArgs,
-    snap: &Snapshot,
-    args: SearchArgs,
-) -> anyhow::Result<ExitCode> {
+pub(crate) fn search(mode: Mode, snap: &Snapshot, args: SearchArgs) -> anyhow::Result<ExitCode> {
     let params = tools::search::SearchParams {
         query: args.query,
         limit: Some(args.limit),
         session_id: args.session_id,
         project: args.project,
-        source: args.source,
-        scope: Some(args.scope.name()),
+        source: args.source.map(SourceName),
+        scope: Some(args.scope.into()),
         ..Default::default()
     };
     let result = tools::search::run(snap, params);
-    Ok(output::emit(result, mode(global), human::search))
+    Ok(output::emit(result, mode, human::search))
 }
 
-pub(super) fn list(
-    global: &GlobalArgs,
-    snap: &Snapshot,
-    args: ListArgs,
-) -> anyhow::Result<ExitCode> {
+pub(crate) fn list(mode: Mode, snap: &Snapshot, args: ListArgs) -> anyhow::Result<ExitCode> {
     let params = tools::list::ListParams {
         project: args.project,
-        source: args.source,
+        source: args.source.map(SourceName),
         limit: Some(args.limit),
-        scope: Some(args.scope.name()),
+        scope: Some(args.scope.into()),
         ..Default::default()
     };
     let result = tools::list::run(snap, params);
-    Ok(output::emit(result, mode(global), human::list))
+    Ok(output::emit(result, mode, human::list))
 }
 
 /// `show SESSION [TURN]`: `read_turn` or `read_conversation`.
-pub(super) fn show(
-    global: &GlobalArgs,
-    snap: &Snapshot,
-    args: ShowArgs,
-) -> anyhow::Result<ExitCode> {
-    let mode = mode(global);
+pub(crate) fn show(mode: Mode, snap: &Snapshot, args: ShowArgs) -> anyhow::Result<ExitCode> {
     Ok(match args.turn {
         Some(turn) => {
             let params = tools::read_turn::ReadTurnParams {
@@ -93,14 +67,14 @@ pub(super) fn show(
 }
 
 /// `status`: what `index_status` says.
-pub(super) fn status(global: &GlobalArgs, shared: &Shared) -> anyhow::Result<ExitCode> {
+pub(crate) fn status(mode: Mode, shared: &Shared) -> anyhow::Result<ExitCode> {
     let live = crate::live::LiveStatus::default();
     let params = tools::index_status::StatusParams {
         max_chars: Some(tools::budget::HARD_CAP as i64),
     };
     let reports = (shared.cache_report(), shared.store_report());
     let result = tools::index_status::run(&shared.snapshot(), &live, reports, params);
-    Ok(output::emit(result, mode(global), |out, paint| {
+    Ok(output::emit(result, mode, |out, paint| {
         human::fields(&serde_json::to_value(out).unwrap_or_default(), paint)
     }))
 }
@@ -114,7 +88,7 @@ pub(super) fn context(
 ) -> anyhow::Result<ExitCode> {
     use tools::recent_context::{RecentContextParams, heading, render, validate};
     let params = RecentContextParams {
-        scope: Some(args.scope.name()),
+        scope: Some(args.scope.into()),
         sessions: Some(args.sessions),
         max_chars: Some(args.max_chars),
     };

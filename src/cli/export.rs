@@ -1,8 +1,8 @@
 //! `export` and `import`: the durable store's history as NDJSON, to move it to another machine
 //! or into OpenSearch / Elasticsearch, and merged back into a store.
+use super::settings::store_dir;
 use super::{GlobalArgs, output, store};
 use crate::server::ToolError;
-use crate::store::admin::Selector;
 use crate::store::export::{self, Form};
 use crate::store::import;
 use clap::{Args, ValueEnum};
@@ -31,15 +31,9 @@ pub struct ExportArgs {
     /// Write to FILE (complete or not at all) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Only this conversation (and its sub-agents).
-    #[arg(long, value_name = "ID")]
-    pub session: Option<String>,
-    /// Only conversations whose project directory or cwd contains P (case-insensitive).
-    #[arg(long, value_name = "P")]
-    pub project: Option<String>,
-    /// Only conversations whose last turn is before DATE (ISO date or datetime, or an age like 90d).
-    #[arg(long, value_name = "DATE")]
-    pub before: Option<String>,
+    // only the conversations these pick (all of them must; none: every one)
+    #[command(flatten)]
+    pub select: store::SelectorArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -47,16 +41,6 @@ pub struct ImportArgs {
     /// An `export` file (either form), or `-` for stdin.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-}
-
-/// The selectors given (all of them must pick a conversation; none: every one).
-fn selectors(global: &GlobalArgs, args: &ExportArgs) -> anyhow::Result<Vec<Selector>> {
-    store::selectors(global, &args.session, &args.project, &args.before)
-}
-
-fn data_dir(global: &GlobalArgs) -> Result<PathBuf, ToolError> {
-    store::data_dir(global)
-        .ok_or_else(|| ToolError::new("no data directory: HOME is not set; pass --data-dir DIR"))
 }
 
 /// `FILE.partial`, renamed to FILE once complete.
@@ -68,14 +52,14 @@ fn partial(file: &Path) -> PathBuf {
 
 /// `export`.
 pub(crate) fn export(global: &GlobalArgs, args: &ExportArgs) -> anyhow::Result<ExitCode> {
-    let selectors = selectors(global, args)?;
+    let selectors = args.select.selectors(global)?;
     let form = match args.format {
         ExportFormat::Jsonl => Form::Lines,
         ExportFormat::OpensearchBulk => Form::Bulk {
             index: args.index.clone(),
         },
     };
-    let dir = match data_dir(global) {
+    let dir = match store_dir(global) {
         Ok(d) => d,
         Err(e) => return Ok(output::print_result::<()>(Err(e))),
     };
@@ -122,7 +106,7 @@ pub(crate) fn export(global: &GlobalArgs, args: &ExportArgs) -> anyhow::Result<E
 /// `import FILE`.
 pub(crate) fn import(global: &GlobalArgs, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let name = args.file.display().to_string();
-    let result = data_dir(global).and_then(|dir| {
+    let result = store_dir(global).and_then(|dir| {
         let mut file = if name == "-" {
             spool_stdin()?
         } else {

@@ -1,21 +1,23 @@
 //! The command line: `serve` (default), the one-shot commands (`search`, `list`, `show`,
 //! `status`, `context`), the durable store's (`forget`, `store status`, `export`, `import`),
-//! shell completions and the man page, and how their options resolve into index roots and the project.
+//! shell completions and the man page. How the options resolve (index roots, the project, the
+//! cache, the store) is [`settings`], done once per command.
 mod commands;
 pub(crate) mod export;
 pub(crate) mod human;
 pub(crate) mod output;
 mod progress;
+pub(crate) mod settings;
 pub(crate) mod sources;
 pub(crate) mod store;
 
-use crate::cache::Cache;
-use crate::corpus::project::{Project, Scope};
+use crate::corpus::Shared;
+use crate::corpus::project::Scope;
 use crate::corpus::writer::Writer;
-use crate::corpus::{Root, Shared, Snapshot};
-use crate::live::{self, LiveConfig};
+use crate::live;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
+use settings::Settings;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -111,27 +113,6 @@ pub struct GlobalArgs {
     pub color: human::ColorChoice,
 }
 
-impl GlobalArgs {
-    /// The project the server works for.
-    fn project(&self) -> Project {
-        let root = self
-            .project_root
-            .clone()
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_default();
-        Project::discover(&root, !self.no_project_prior)
-    }
-
-    fn live_config(&self) -> LiveConfig {
-        LiveConfig {
-            debounce: Duration::from_millis(self.debounce_ms),
-            max_staleness: Duration::from_millis(self.max_staleness_ms),
-            poll_interval: Duration::from_millis(self.poll_interval_ms.max(10)),
-            force_poll: self.poll,
-        }
-    }
-}
-
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve MCP over stdin/stdout (the default when no command is given), or over HTTP with
@@ -181,11 +162,11 @@ pub enum ScopeArg {
     All,
 }
 
-impl ScopeArg {
-    fn name(self) -> String {
-        match self {
-            Self::Project => "project".to_owned(),
-            Self::All => "all".to_owned(),
+impl From<ScopeArg> for Scope {
+    fn from(s: ScopeArg) -> Scope {
+        match s {
+            ScopeArg::Project => Scope::Project,
+            ScopeArg::All => Scope::All,
         }
     }
 }
@@ -309,61 +290,22 @@ pub struct ListArgs {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-fn roots(global: &GlobalArgs, pattern: Option<&str>) -> anyhow::Result<Vec<Root>> {
-    let roots = sources::roots(
-        &global.source,
-        global.projects_dir.as_deref(),
-        pattern.unwrap_or("*"),
-    )
-    .map_err(UsageError)?;
-    for r in &roots {
-        if r.adapter.name() == crate::transcript::default_adapter().name() && !r.dir.exists() {
-            tracing::info!(
-                "projects directory `{}` does not exist yet; starting with an empty index",
-                r.dir.display()
-            );
-        }
-    }
-    Ok(roots)
-}
-
-/// The persistent index for these roots, unless disabled.
-fn cache_for(global: &GlobalArgs, roots: &[Root]) -> Option<Cache> {
-    if global.no_cache {
-        return None;
-    }
-    let dir = global
-        .cache_dir
-        .clone()
-        .or_else(crate::cache::default_dir)?;
-    let store = store::config(global).map(|a| a.dir);
-    Some(crate::corpus::cache_for(dir, roots, store.as_deref()))
-}
-
 /// Builds the whole index synchronously (for one-shot commands), with a progress bar on a
 /// terminal when the build takes a while.
-fn build_once(global: &GlobalArgs, roots: Vec<Root>) -> Arc<Shared> {
-    let cache = cache_for(global, &roots);
-    let shared = Shared::new(Snapshot {
-        project: Arc::new(global.project()),
-        ..Snapshot::default()
-    });
-    let mut writer = Writer::new(roots, Arc::clone(&shared));
-    if let Some(cfg) = store::config(global) {
-        writer.open_store(&cfg);
-    }
+fn build_once(settings: &Settings) -> Arc<Shared> {
+    let shared = settings.shared();
+    let mut writer = settings.writer(&shared);
     let bar = progress::Bar::start(Arc::clone(&shared));
-    let changed = writer.start(cache.as_ref());
+    let cache = settings.cache.as_ref();
+    let changed = writer.start(cache);
     bar.finish();
     // a one-shot command stores what it read before it exits
     writer.store_flush();
     if changed {
         // a running server holding the writer lock keeps the cache itself: a base written
         // here would start a lineage its followers cannot follow
-        let lock = cache
-            .as_ref()
-            .and_then(|c| c.try_lock_writer().ok().flatten());
-        if let (Some(c), Some(_lock)) = (&cache, lock) {
+        let lock = cache.and_then(|c| c.try_lock_writer().ok().flatten());
+        if let (Some(c), Some(_lock)) = (cache, lock) {
             if let Err(e) = writer.save_cache(c) {
                 tracing::warn!("cannot write the index cache `{}`: {e}", c.path().display());
             }
@@ -373,25 +315,19 @@ fn build_once(global: &GlobalArgs, roots: Vec<Root>) -> Arc<Shared> {
 }
 
 /// What `context` needs: with a usable cache, its catalog and the transcripts of the `n`
-/// sessions of `scope` the digest shows (no segment decoded, nothing written); else a full
-/// build, which writes the cache for the next time.
-fn glance_once(global: &GlobalArgs, roots: Vec<Root>, scope: Scope, n: usize) -> Arc<Shared> {
-    if let Some(cache) = cache_for(global, &roots) {
-        let shared = Shared::new(Snapshot {
-            project: Arc::new(global.project()),
-            ..Snapshot::default()
-        });
-        let mut writer = Writer::new(roots.clone(), Arc::clone(&shared));
-        if let Some(cfg) = store::config(global) {
-            // sessions whose transcript is gone are read from the store
-            writer.open_store(&cfg);
-        }
-        if writer.start_from_catalog(&cache) {
+/// sessions of `scope` the digest shows (no segment decoded, nothing written; sessions whose
+/// transcript is gone are read from the store); else a full build, which writes the cache for
+/// the next time.
+fn glance_once(settings: &Settings, scope: Scope, n: usize) -> Arc<Shared> {
+    if let Some(cache) = &settings.cache {
+        let shared = settings.shared();
+        let mut writer = settings.writer(&shared);
+        if writer.start_from_catalog(cache) {
             writer.read_recent(scope, n);
             return shared;
         }
     }
-    build_once(global, roots)
+    build_once(settings)
 }
 
 /// Runs the parsed command line.
@@ -403,26 +339,37 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         );
     }
     let global = &cli.global;
-    let shared = |pattern: Option<&str>| -> anyhow::Result<Arc<Shared>> {
-        Ok(build_once(global, roots(global, pattern)?))
+    // the settings of an indexing command, and its index built
+    let indexed = |pattern: Option<&str>| -> anyhow::Result<(Settings, Arc<Shared>)> {
+        let settings = Settings::resolve(global, pattern)?;
+        let shared = build_once(&settings);
+        Ok((settings, shared))
     };
     match cli.command {
         None => serve(global, &cli.serve),
         Some(Command::Serve(args)) => serve(global, &args),
         Some(Command::Search(args)) => {
-            commands::search(global, &shared(args.pattern.as_deref())?.snapshot(), args)
+            let (settings, shared) = indexed(args.pattern.as_deref())?;
+            commands::search(settings.mode, &shared.snapshot(), args)
         }
         Some(Command::List(args)) => {
-            commands::list(global, &shared(args.pattern.as_deref())?.snapshot(), args)
+            let (settings, shared) = indexed(args.pattern.as_deref())?;
+            commands::list(settings.mode, &shared.snapshot(), args)
         }
         Some(Command::Forget(args)) => store::forget(&cli.global, &args),
         Some(Command::Store(args)) => store::run(&cli.global, &args),
         Some(Command::Export(args)) => export::export(&cli.global, &args),
         Some(Command::Import(args)) => export::import(&cli.global, &args),
-        Some(Command::Show(args)) => commands::show(global, &shared(None)?.snapshot(), args),
-        Some(Command::Status) => commands::status(global, &*shared(None)?),
+        Some(Command::Show(args)) => {
+            let (settings, shared) = indexed(None)?;
+            commands::show(settings.mode, &shared.snapshot(), args)
+        }
+        Some(Command::Status) => {
+            let (settings, shared) = indexed(None)?;
+            commands::status(settings.mode, &shared)
+        }
         Some(Command::Context(args)) => commands::context(args, |scope, n| {
-            Ok(glance_once(global, roots(global, None)?, scope, n))
+            Ok(glance_once(&Settings::resolve(global, None)?, scope, n))
         }),
         Some(Command::Completions { shell }) => Ok(commands::completions(shell)),
         Some(Command::Man) => commands::man(),
@@ -444,19 +391,19 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
             })
         })
         .transpose()?;
-    let roots = roots(global, args.pattern.as_deref())?;
-    let shared = Shared::new(Snapshot {
-        roots: Arc::new(roots.clone()),
-        project: Arc::new(global.project()),
-        ..Snapshot::default()
-    });
+    let settings = Settings::resolve(global, args.pattern.as_deref())?;
+    let shared = settings.shared();
     let writer_shared = Arc::clone(&shared);
-    let cfg = global.live_config();
-    let cache = cache_for(global, &roots);
     let (stopper, tx, rx) = live::channel_pair();
-    let status = Arc::new(live::LiveStatus::configured(&cfg));
+    let status = Arc::new(live::LiveStatus::configured(&settings.live));
     let writer_status = Arc::clone(&status);
-    let store = store::config(global);
+    let Settings {
+        roots,
+        cache,
+        store,
+        live: cfg,
+        ..
+    } = settings;
     std::thread::Builder::new()
         .name("indexer".into())
         .spawn(move || {

@@ -1,16 +1,17 @@
-//! `forget` and `store status`: the durable store's controls (the MCP tools never write), and
-//! how `--data-dir`, `--no-store` (and the older `--archive`, `--no-archive`) and
-//! `--retain-days` resolve.
+//! `forget` and `store status`: the durable store's controls (the MCP tools never write). How
+//! `--data-dir`, `--no-store` (and the older `--archive`, `--no-archive`) and `--retain-days`
+//! resolve is [`super::settings`].
+use super::settings::store_dir;
 use super::{GlobalArgs, UsageError, output};
-use crate::corpus::StoreConfig;
 use crate::server::ToolError;
 use crate::store::admin::{self, Selector};
 use clap::{Args, Subcommand};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The conversations `forget` and `export` pick (with the global `--source F`: those of
+/// format F).
 #[derive(Debug, Clone, Args)]
-pub struct ForgetArgs {
+pub struct SelectorArgs {
     /// This conversation (and its sub-agents).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
@@ -20,6 +21,36 @@ pub struct ForgetArgs {
     /// Conversations whose last turn is before DATE (ISO date or datetime, or an age like 90d).
     #[arg(long, value_name = "DATE")]
     pub before: Option<String>,
+}
+
+impl SelectorArgs {
+    /// The selectors `--session`, `--project`, `--before` and `--source` name, in that order
+    /// (forget takes exactly one; export all that are given).
+    pub(super) fn selectors(&self, global: &GlobalArgs) -> anyhow::Result<Vec<Selector>> {
+        let mut chosen = Vec::new();
+        if let Some(s) = &self.session {
+            chosen.push(Selector::Session(s.clone()));
+        }
+        if let Some(p) = &self.project {
+            chosen.push(Selector::Project(p.clone()));
+        }
+        if let Some(d) = &self.before {
+            let t = crate::server::tools::check_time("--before", Some(d), false)
+                .map_err(|e| UsageError(e.0))?
+                .ok_or_else(|| UsageError("`--before` needs a date".into()))?;
+            chosen.push(Selector::Before(t));
+        }
+        for s in &global.source {
+            chosen.push(Selector::Source(s.format.to_owned()));
+        }
+        Ok(chosen)
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ForgetArgs {
+    #[command(flatten)]
+    pub select: SelectorArgs,
     /// Remove them (otherwise only print what would be removed).
     #[arg(long)]
     pub yes: bool,
@@ -38,57 +69,8 @@ pub enum StoreCommand {
     Status,
 }
 
-/// The data directory: `--data-dir`, else the default.
-pub(crate) fn data_dir(global: &GlobalArgs) -> Option<PathBuf> {
-    global.data_dir.clone().or_else(crate::store::default_dir)
-}
-
-/// Whether the store is kept: always (the older `--archive` is still accepted), except with
-/// `--no-store`, with `--no-redact`, or without a home directory or `--data-dir`.
-pub(crate) fn config(global: &GlobalArgs) -> Option<StoreConfig> {
-    if global.no_store {
-        return None;
-    }
-    if !crate::redact::enabled() {
-        // the store holds only redacted text
-        tracing::warn!("--no-redact: the durable store is not used (it holds only redacted text)");
-        return None;
-    }
-    Some(StoreConfig {
-        dir: data_dir(global)?,
-        retain_days: global.retain_days,
-    })
-}
-
-/// The selectors `--session`, `--project`, `--before` and `--source` name, in that order
-/// (forget takes exactly one; export all that are given).
-pub(super) fn selectors(
-    global: &GlobalArgs,
-    session: &Option<String>,
-    project: &Option<String>,
-    before: &Option<String>,
-) -> anyhow::Result<Vec<Selector>> {
-    let mut chosen = Vec::new();
-    if let Some(s) = session {
-        chosen.push(Selector::Session(s.clone()));
-    }
-    if let Some(p) = project {
-        chosen.push(Selector::Project(p.clone()));
-    }
-    if let Some(d) = before {
-        let t = crate::server::tools::check_time("--before", Some(d), false)
-            .map_err(|e| UsageError(e.0))?
-            .ok_or_else(|| UsageError("`--before` needs a date".into()))?;
-        chosen.push(Selector::Before(t));
-    }
-    for s in &global.source {
-        chosen.push(Selector::Source(s.format.to_owned()));
-    }
-    Ok(chosen)
-}
-
 fn selector(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<Selector> {
-    let mut chosen = selectors(global, &args.session, &args.project, &args.before)?;
+    let mut chosen = args.select.selectors(global)?;
     if chosen.len() != 1 {
         return Err(UsageError(
             "forget needs exactly one of --session ID, --project P, --before DATE, --source F"
@@ -99,14 +81,10 @@ fn selector(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<Selector> 
     Ok(chosen.remove(0))
 }
 
-fn no_dir() -> ToolError {
-    ToolError::new("no data directory: HOME is not set; pass --data-dir DIR")
-}
-
 /// `forget`.
 pub(crate) fn forget(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<ExitCode> {
     let sel = selector(global, args)?;
-    let result = data_dir(global).ok_or_else(no_dir).and_then(|dir| {
+    let result = store_dir(global).and_then(|dir| {
         admin::forget(&dir, &sel, args.yes).map_err(|e| ToolError::new(e.to_string()))
     });
     if let Ok(f) = &result {
@@ -120,10 +98,10 @@ pub(crate) fn forget(global: &GlobalArgs, args: &ForgetArgs) -> anyhow::Result<E
 /// `store status`.
 pub(crate) fn run(global: &GlobalArgs, args: &StoreArgs) -> anyhow::Result<ExitCode> {
     match args.command {
-        StoreCommand::Status => Ok(output::print_result(
-            data_dir(global)
-                .ok_or_else(no_dir)
-                .and_then(|dir| admin::status(&dir).map_err(|e| ToolError::new(e.to_string()))),
-        )),
+        StoreCommand::Status => {
+            Ok(output::print_result(store_dir(global).and_then(|dir| {
+                admin::status(&dir).map_err(|e| ToolError::new(e.to_string()))
+            })))
+        }
     }
 }

@@ -5,7 +5,7 @@
 use super::catalog::ConvId;
 use crate::index::schema::context_of;
 use crate::index::{NewDoc, Segment, SegmentBuilder, facts};
-use crate::transcript::{FileOp, ToolKind, Turn};
+use crate::transcript::{ToolKind, Turn};
 
 /// The text of a turn's tools field: tool names (sorted, unique), files touched and commands
 /// run (see [`crate::index::facts`]).
@@ -15,14 +15,7 @@ pub(crate) fn tools_field(turn: &Turn) -> String {
         .tools
         .iter()
         .filter_map(|t| t.file_op())
-        .map(|(op, f)| {
-            let code = match op {
-                FileOp::Read => facts::OP_READ,
-                FileOp::Edit => facts::OP_EDIT,
-                FileOp::Write => facts::OP_WRITE,
-            };
-            (code, f)
-        });
+        .map(|(op, f)| (facts::code(op), f));
     let commands = turn
         .tools
         .iter()

@@ -163,49 +163,12 @@ fn time_at(w: &[Word], i: usize, today: NaiveDate) -> Option<((i64, i64), usize)
     match first {
         "yesterday" => return Some((one_day(today.pred_opt()?)?, 1)),
         "today" => return Some((one_day(today)?, 1)),
-        "last" | "this" => {
-            let back = i32::from(first == "last");
-            let span = match at(1)? {
-                "week" => {
-                    let monday =
-                        today - Duration::days(i64::from(today.weekday().num_days_from_monday()));
-                    let from = monday - Duration::weeks(i64::from(back));
-                    span(from, from + Duration::weeks(1))?
-                }
-                "month" => {
-                    let (y, m) = match (back, today.month()) {
-                        (0, m) => (today.year(), m),
-                        (_, 1) => (today.year() - 1, 12),
-                        (_, m) => (today.year(), m - 1),
-                    };
-                    month_span(y, m)?
-                }
-                "year" => {
-                    let y = today.year() - back;
-                    span(
-                        NaiveDate::from_ymd_opt(y, 1, 1)?,
-                        NaiveDate::from_ymd_opt(y + 1, 1, 1)?,
-                    )?
-                }
-                _ => return None,
-            };
-            return Some((span, 2));
-        }
+        "last" | "this" => return Some((relative(first == "last", at(1)?, today)?, 2)),
         _ => {}
     }
     // 3 June 2023, 3rd of June, 2023, 3 June
     if let Some(d) = day(first) {
-        let of = usize::from(at(1) == Some("of"));
-        let m = month(at(1 + of)?)?;
-        if let Some(y) = at(2 + of).and_then(year) {
-            return Some((one_day(NaiveDate::from_ymd_opt(y, m, d)?)?, 3 + of));
-        }
-        // `top 3 may be wrong`: a day and "may" need a year
-        if m == 5 && of == 0 {
-            return None;
-        }
-        let y = latest_year(today, m, d);
-        return Some((one_day(NaiveDate::from_ymd_opt(y, m, d)?)?, 2 + of));
+        return day_first(d, &at, today);
     }
     // June 3, 2023; June 2023; June 3; (in) June
     if let Some(m) = month(first) {
@@ -215,20 +178,7 @@ fn time_at(w: &[Word], i: usize, today: NaiveDate) -> Option<((i64, i64), usize)
         if !named {
             return None;
         }
-        if let Some(d) = at(1).and_then(day) {
-            if let Some(y) = at(2).and_then(year) {
-                return Some((one_day(NaiveDate::from_ymd_opt(y, m, d)?)?, 3));
-            }
-            let y = latest_year(today, m, d);
-            return Some((one_day(NaiveDate::from_ymd_opt(y, m, d)?)?, 2));
-        }
-        if let Some(y) = at(1).and_then(year) {
-            return Some((month_span(y, m)?, 2));
-        }
-        if !led {
-            return None;
-        }
-        return Some((month_span(latest_year(today, m, 1), m)?, 1));
+        return month_first(m, led, &at, today);
     }
     // in 2023
     if let Some(y) = year(first).filter(|_| led) {
@@ -236,6 +186,79 @@ fn time_at(w: &[Word], i: usize, today: NaiveDate) -> Option<((i64, i64), usize)
         return Some((span(from, NaiveDate::from_ymd_opt(y + 1, 1, 1)?)?, 1));
     }
     None
+}
+
+/// `last week`, `this month`, `last year`, …: the span of the `unit` (`week`, `month`,
+/// `year`) `today` is in, or the one before it when `last`.
+fn relative(last: bool, unit: &str, today: NaiveDate) -> Option<(i64, i64)> {
+    let back = i32::from(last);
+    match unit {
+        "week" => {
+            let monday = today - Duration::days(i64::from(today.weekday().num_days_from_monday()));
+            let from = monday - Duration::weeks(i64::from(back));
+            span(from, from + Duration::weeks(1))
+        }
+        "month" => {
+            let (y, m) = match (back, today.month()) {
+                (0, m) => (today.year(), m),
+                (_, 1) => (today.year() - 1, 12),
+                (_, m) => (today.year(), m - 1),
+            };
+            month_span(y, m)
+        }
+        "year" => {
+            let y = today.year() - back;
+            span(
+                NaiveDate::from_ymd_opt(y, 1, 1)?,
+                NaiveDate::from_ymd_opt(y + 1, 1, 1)?,
+            )
+        }
+        _ => None,
+    }
+}
+
+/// A date that starts with its day `d` (`3 June 2023`, `3rd of June, 2023`, `3 June`), the
+/// words read by `at`; without a year, the latest year up to `today`'s.
+fn day_first<'w>(
+    d: u32,
+    at: &impl Fn(usize) -> Option<&'w str>,
+    today: NaiveDate,
+) -> Option<((i64, i64), usize)> {
+    let of = usize::from(at(1) == Some("of"));
+    let m = month(at(1 + of)?)?;
+    if let Some(y) = at(2 + of).and_then(year) {
+        return Some((one_day(NaiveDate::from_ymd_opt(y, m, d)?)?, 3 + of));
+    }
+    // `top 3 may be wrong`: a day and "may" need a year
+    if m == 5 && of == 0 {
+        return None;
+    }
+    let y = latest_year(today, m, d);
+    Some((one_day(NaiveDate::from_ymd_opt(y, m, d)?)?, 2 + of))
+}
+
+/// A date or month that starts with its month `m` (`June 3, 2023`, `June 2023`, `June 3`,
+/// `in June`), the words read by `at`; a lone month only after a lead word (`led`).
+fn month_first<'w>(
+    m: u32,
+    led: bool,
+    at: &impl Fn(usize) -> Option<&'w str>,
+    today: NaiveDate,
+) -> Option<((i64, i64), usize)> {
+    if let Some(d) = at(1).and_then(day) {
+        if let Some(y) = at(2).and_then(year) {
+            return Some((one_day(NaiveDate::from_ymd_opt(y, m, d)?)?, 3));
+        }
+        let y = latest_year(today, m, d);
+        return Some((one_day(NaiveDate::from_ymd_opt(y, m, d)?)?, 2));
+    }
+    if let Some(y) = at(1).and_then(year) {
+        return Some((month_span(y, m)?, 2));
+    }
+    if !led {
+        return None;
+    }
+    Some((month_span(latest_year(today, m, 1), m)?, 1))
 }
 
 /// The first time `query` names, relative times counting from `now` (epoch ms); `None` when

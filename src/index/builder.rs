@@ -117,8 +117,36 @@ impl SegmentBuilder {
         self.text.len()
     }
 
+    /// Adds a document: its terms counted, their postings appended, the files its tool calls
+    /// touched recorded, its text and metadata kept.
     pub(crate) fn add(&mut self, doc: &NewDoc) {
         let d = self.docs.len() as u32;
+        let text_start = self.text.len() as u64;
+        let ([len, context_len], field_len) = self.count_terms(doc, d);
+        self.append_postings(d);
+        self.add_file_refs(doc, d);
+        if let Some(key) = doc.dup_key.filter(|&k| k != 0) {
+            self.dups.push((key, d));
+        }
+        self.total_len += u64::from(len);
+        self.total_context_len += u64::from(context_len);
+        self.docs.push(DocMeta {
+            conv: doc.conv,
+            turn: doc.turn,
+            timestamp: doc.timestamp.unwrap_or(i64::MIN),
+            len,
+            context_len,
+            text_start,
+            field_len,
+            dup_key: doc.dup_key.unwrap_or(0),
+        });
+    }
+
+    /// Tokenizes the fields of document `d` into `doc_terms` (each term with its frequency per
+    /// field) and appends their text. Returns the terms counted in the own fields and in the
+    /// context, and each field's length in bytes.
+    #[inline]
+    fn count_terms(&mut self, doc: &NewDoc, d: u32) -> ([u32; 2], [u32; FIELDS]) {
         self.doc_terms.clear();
         // room for the terms a document this long usually brings (a longer one may still
         // grow the table mid-document)
@@ -126,7 +154,6 @@ impl SegmentBuilder {
         self.terms.reserve_fresh(bytes.min(RESERVE_TERMS), 0);
         // terms per field group: the own fields, then the context
         let mut lens = [0u32; 2];
-        let text_start = self.text.len() as u64;
         let mut field_len = [0u32; FIELDS];
         for (f, text) in doc.fields.iter().enumerate() {
             if f == FIELD_CONTEXT && self.tokenizer.take_odd() {
@@ -174,6 +201,12 @@ impl SegmentBuilder {
         }
         // the context's odd words do not count
         self.tokenizer.take_odd();
+        (lens, field_len)
+    }
+
+    /// Appends document `d` to the posting list of each term in `doc_terms`.
+    #[inline]
+    fn append_postings(&mut self, d: u32) {
         // each term's state and the tail of its posting list are elsewhere in memory: they are
         // prefetched, the state some terms ahead and the tail (which the state locates) fewer
         let doc_terms = &self.doc_terms;
@@ -196,6 +229,10 @@ impl SegmentBuilder {
             t.prev_doc = d;
             t.df += 1;
         }
+    }
+
+    /// Records the files document `d`'s tool calls touched in the segment's file table.
+    fn add_file_refs(&mut self, doc: &NewDoc, d: u32) {
         for (op, path) in super::facts::files(doc.fields[FIELD_TOOLS]) {
             let id = match self.path_ids.get(path) {
                 Some(&id) => id,
@@ -208,22 +245,6 @@ impl SegmentBuilder {
             };
             self.path_refs.push((id, d, op));
         }
-        if let Some(key) = doc.dup_key.filter(|&k| k != 0) {
-            self.dups.push((key, d));
-        }
-        let [len, context_len] = lens;
-        self.total_len += u64::from(len);
-        self.total_context_len += u64::from(context_len);
-        self.docs.push(DocMeta {
-            conv: doc.conv,
-            turn: doc.turn,
-            timestamp: doc.timestamp.unwrap_or(i64::MIN),
-            len,
-            context_len,
-            text_start,
-            field_len,
-            dup_key: doc.dup_key.unwrap_or(0),
-        });
     }
 
     /// Sorts the dictionary and lays postings out contiguously.

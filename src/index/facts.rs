@@ -10,7 +10,9 @@
 //! $ cargo test --lib
 //! ```
 
-/// How a file was touched, as stored in segments.
+use crate::transcript::FileOp;
+
+/// How a file was touched ([`FileOp`]), as stored in segments.
 pub(crate) const OP_READ: u8 = 0;
 pub(crate) const OP_EDIT: u8 = 1;
 pub(crate) const OP_WRITE: u8 = 2;
@@ -29,12 +31,27 @@ pub(crate) const MAX_COMMANDS: usize = 32;
 /// Longest command kept, in characters.
 pub(crate) const MAX_COMMAND_CHARS: usize = 500;
 
-pub(crate) fn op_name(op: u8) -> &'static str {
-    match op {
-        OP_READ => "read",
-        OP_EDIT => "edit",
-        _ => "write",
+/// The operation a stored code stands for.
+pub(crate) fn op(code: u8) -> FileOp {
+    match code {
+        OP_READ => FileOp::Read,
+        OP_EDIT => FileOp::Edit,
+        _ => FileOp::Write,
     }
+}
+
+/// The stored code of an operation.
+pub(crate) fn code(op: FileOp) -> u8 {
+    match op {
+        FileOp::Read => OP_READ,
+        FileOp::Edit => OP_EDIT,
+        FileOp::Write => OP_WRITE,
+    }
+}
+
+/// The word of a stored code (`read`, `edit`, `write`).
+pub(crate) fn op_name(code: u8) -> &'static str {
+    op(code).as_str()
 }
 
 fn one_line(s: &str) -> String {
@@ -134,5 +151,13 @@ mod tests {
         assert_eq!(tool_names(&f).collect::<Vec<_>>(), ["Bash", "Edit", "Read"]);
         assert_eq!(commands(&f).collect::<Vec<_>>(), ["cargo test --lib"]);
         assert_eq!(tools_field(&[], [], []), "");
+    }
+
+    #[test]
+    fn every_operation_has_its_own_code() {
+        for op in [FileOp::Read, FileOp::Edit, FileOp::Write] {
+            assert_eq!(super::op(code(op)), op);
+            assert_eq!(op_name(code(op)), op.as_str());
+        }
     }
 }

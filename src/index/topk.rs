@@ -231,7 +231,31 @@ where
         self.stopped |= v.stopped;
     }
 
-    /// Evaluates segment `si` of the view.
+    /// Checking a phrase reads the document's text: a candidate of `seg` whose phrases are to
+    /// be checked waits, and the waiting ones are checked in rounds, best first (each round
+    /// twice the size of the last).
+    fn defer_hit(&mut self, seg: &Segment, hit: Hit) {
+        let req = self.req;
+        let key = req.lead.key(seg, &hit);
+        if self.cut.is_some_and(|c| key > c) {
+            self.exact = false;
+        } else if (req.ordered)(seg, hit.doc) {
+            self.held.push((key, hit));
+        } else {
+            self.deferred.push((key, hit));
+            if self.deferred.len() >= self.round_at {
+                let round = std::mem::take(&mut self.deferred);
+                self.verify(round, false);
+                self.round_at = self.round_at.saturating_mul(2);
+            }
+        }
+    }
+
+    /// Evaluates segment `si` of the view. Longer than 80 lines: one hot loop over the
+    /// segment's candidates, where each constraint (stop, required phrase words, the recency
+    /// cut, score, groups, exclusions, phrases, the k-th score, the caller's filter) is a
+    /// `continue` sharing the scorer, the segment and the collector; the setup before it
+    /// decides whether the segment is read at all.
     fn scan(&mut self, si: usize) {
         let req = self.req;
         let Some(sv) = req.view.segs.get(si) else {
@@ -292,22 +316,9 @@ where
                 rounded,
             };
             if self.defer {
-                // checking a phrase reads the document's text: done in rounds, best first
-                let key = req.lead.key(seg, &hit);
-                if self.cut.is_some_and(|c| key > c) {
-                    self.exact = false;
-                } else if (req.ordered)(seg, d) {
-                    self.held.push((key, hit));
-                } else {
-                    self.deferred.push((key, hit));
-                    if self.deferred.len() >= self.round_at {
-                        let round = std::mem::take(&mut self.deferred);
-                        self.verify(round, false);
-                        self.round_at = self.round_at.saturating_mul(2);
-                        if self.stopped {
-                            break;
-                        }
-                    }
+                self.defer_hit(seg, hit);
+                if self.stopped {
+                    break;
                 }
                 continue;
             }

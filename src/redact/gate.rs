@@ -62,33 +62,10 @@ impl Gate {
             .match_kind(MatchKind::Standard)
             .build(&literals)
             .expect("anchors are plain literals");
-        let mut classes = [0u8; 256];
-        let mut reps = vec![0u8];
-        for b in literals.iter().flat_map(|l| l.bytes()) {
-            if classes[usize::from(b)] == 0 {
-                let class = reps.len() as u8;
-                reps.push(b);
-                classes[usize::from(b)] = class;
-                classes[usize::from(b.to_ascii_uppercase())] = class;
-            }
-        }
+        let (classes, reps) = byte_classes(&literals);
         let stride = reps.len();
-        // every state reachable from the start, breadth first; then match states first
         let start = dfa.start_state(Anchored::No).expect("an unanchored search");
-        let mut order = vec![start];
-        let mut seen: FxHashMap<StateID, ()> = FxHashMap::default();
-        seen.insert(start, ());
-        let mut at = 0;
-        while let Some(&sid) = order.get(at) {
-            at += 1;
-            for &rep in &reps {
-                let to = dfa.next_state(Anchored::No, sid, rep);
-                if seen.insert(to, ()).is_none() {
-                    order.push(to);
-                }
-            }
-        }
-        order.sort_by_key(|&sid| !dfa.is_match(sid));
+        let order = reachable_states(&dfa, start, &reps);
         let index: FxHashMap<StateID, u16> = order
             .iter()
             .enumerate()
@@ -105,33 +82,7 @@ impl Gate {
             .map(|(sid, rep)| index[&dfa.next_state(Anchored::No, sid, rep)])
             .collect();
         let matching = order.iter().take_while(|&&sid| dfa.is_match(sid)).count();
-        let mut exact = Vec::new();
-        let states = order[..matching]
-            .iter()
-            .map(|&sid| {
-                let mut state = State {
-                    exact: (exact.len() as u32, exact.len() as u32),
-                    ..State::default()
-                };
-                for k in 0..if dfa.is_match(sid) {
-                    dfa.match_len(sid)
-                } else {
-                    0
-                } {
-                    let (rule, literal) = anchors[dfa.match_pattern(sid, k).as_usize()];
-                    if literal.bytes().any(|b| b.is_ascii_uppercase()) {
-                        exact.push(Exact {
-                            rule,
-                            bytes: literal.as_bytes(),
-                        });
-                    } else {
-                        state.rules |= 1 << rule;
-                    }
-                }
-                state.exact.1 = exact.len() as u32;
-                state
-            })
-            .collect();
+        let (states, exact) = match_states(&dfa, &order[..matching], anchors);
         Gate {
             classes,
             stride,
@@ -210,6 +161,79 @@ impl Gate {
             .filter(|e| read.ends_with(e.bytes))
             .fold(0, |m, e| m | 1 << e.rule)
     }
+}
+
+/// The byte classes of the (lowercased) `literals`: per byte its class (0: a byte no anchor
+/// holds; a letter and its capital share one), and per class a byte that represents it.
+fn byte_classes(literals: &[String]) -> ([u8; 256], Vec<u8>) {
+    let mut classes = [0u8; 256];
+    let mut reps = vec![0u8];
+    for b in literals.iter().flat_map(|l| l.bytes()) {
+        if classes[usize::from(b)] == 0 {
+            let class = reps.len() as u8;
+            reps.push(b);
+            classes[usize::from(b)] = class;
+            classes[usize::from(b.to_ascii_uppercase())] = class;
+        }
+    }
+    (classes, reps)
+}
+
+/// Every state of `dfa` reachable from `start` on the bytes `reps`, breadth first; then the
+/// match states moved first (their order otherwise kept).
+fn reachable_states(dfa: &DFA, start: StateID, reps: &[u8]) -> Vec<StateID> {
+    let mut order = vec![start];
+    let mut seen: FxHashMap<StateID, ()> = FxHashMap::default();
+    seen.insert(start, ());
+    let mut at = 0;
+    while let Some(&sid) = order.get(at) {
+        at += 1;
+        for &rep in reps {
+            let to = dfa.next_state(Anchored::No, sid, rep);
+            if seen.insert(to, ()).is_none() {
+                order.push(to);
+            }
+        }
+    }
+    order.sort_by_key(|&sid| !dfa.is_match(sid));
+    order
+}
+
+/// What entering each of the match states `matching` says: the case-blind anchors' rules as
+/// a bit set, and the anchors with capitals, which are checked as written.
+fn match_states(
+    dfa: &DFA,
+    matching: &[StateID],
+    anchors: &[(usize, &'static str)],
+) -> (Vec<State>, Vec<Exact>) {
+    let mut exact = Vec::new();
+    let states = matching
+        .iter()
+        .map(|&sid| {
+            let mut state = State {
+                exact: (exact.len() as u32, exact.len() as u32),
+                ..State::default()
+            };
+            for k in 0..if dfa.is_match(sid) {
+                dfa.match_len(sid)
+            } else {
+                0
+            } {
+                let (rule, literal) = anchors[dfa.match_pattern(sid, k).as_usize()];
+                if literal.bytes().any(|b| b.is_ascii_uppercase()) {
+                    exact.push(Exact {
+                        rule,
+                        bytes: literal.as_bytes(),
+                    });
+                } else {
+                    state.rules |= 1 << rule;
+                }
+            }
+            state.exact.1 = exact.len() as u32;
+            state
+        })
+        .collect();
+    (states, exact)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The MCP server: one file per tool under [`tools`], each a thin shell over the corpus. The
 //! transport ([`rpc`]) answers every request that reaches it; tool calls run on a bounded pool
 //! ([`pool`]) so that nothing waits behind a heavy query.
+pub(crate) mod choice;
 pub(crate) mod http;
 mod pool;
 pub(crate) mod rpc;

@@ -1,8 +1,8 @@
 //! Tool schemas every MCP host accepts: schemars' output post-processed in one place. Nested
 //! definitions are inlined (no `$ref`/`$defs`), non-standard `format` values (`uint64`,
 //! `int64`, ...) and titles are dropped, optional values are plain types that are simply not
-//! required (no `[X, "null"]` type arrays, which Gemini-family hosts reject), and closed sets
-//! get an `enum`.
+//! required (no `[X, "null"]` type arrays, which Gemini-family hosts reject). Closed sets
+//! carry their `enum` from their types ([`super::choice`]); nothing is patched by field name.
 use rmcp::model::JsonObject;
 use serde_json::{Map, Value};
 
@@ -22,20 +22,16 @@ const STANDARD_FORMATS: &[&str] = &[
     "regex",
 ];
 
-/// A property name and the closed set of values it takes, wherever it appears.
-pub(crate) type Enums<'a> = &'a [(&'a str, &'a [&'a str])];
-
-/// The portable form of a schemars schema; `enums` name closed sets by property name.
-/// `describe`: keep descriptions (argument schemas, which models read); result schemas are
-/// for validation and lose them.
-pub(crate) fn portable(schema: &JsonObject, enums: Enums, describe: bool) -> JsonObject {
+/// The portable form of a schemars schema. `describe`: keep descriptions (argument schemas,
+/// which models read); result schemas are for validation and lose them.
+pub(crate) fn portable(schema: &JsonObject, describe: bool) -> JsonObject {
     let defs = schema
         .get("$defs")
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
     let mut root = Value::Object(schema.clone());
-    clean(&mut root, &defs, enums, describe, 0);
+    clean(&mut root, &defs, describe, 0);
     match root {
         Value::Object(o) => o,
         _ => JsonObject::new(),
@@ -43,7 +39,7 @@ pub(crate) fn portable(schema: &JsonObject, enums: Enums, describe: bool) -> Jso
 }
 
 /// Cleans one schema node in place (depth bounds a runaway `$ref` cycle).
-fn clean(node: &mut Value, defs: &Map<String, Value>, enums: Enums, describe: bool, depth: usize) {
+fn clean(node: &mut Value, defs: &Map<String, Value>, describe: bool, depth: usize) {
     let Value::Object(obj) = node else { return };
     if depth > 32 {
         return;
@@ -72,7 +68,7 @@ fn clean(node: &mut Value, defs: &Map<String, Value>, enums: Enums, describe: bo
                     obj.entry(k).or_insert(v);
                 }
             }
-            return clean(node, defs, enums, describe, depth + 1);
+            return clean(node, defs, describe, depth + 1);
         }
     }
     // `minimum: 0` only restates an unsigned Rust type
@@ -89,6 +85,10 @@ fn clean(node: &mut Value, defs: &Map<String, Value>, enums: Enums, describe: bo
     {
         obj.remove("format");
     }
+    // an optional closed set lists null among its values: absent says it
+    if let Some(Value::Array(values)) = obj.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
     if let Some(Value::Array(types)) = obj.get("type") {
         let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
         let single = match <[Value; 1]>::try_from(kept) {
@@ -97,10 +97,10 @@ fn clean(node: &mut Value, defs: &Map<String, Value>, enums: Enums, describe: bo
         };
         obj.insert("type".into(), single);
     }
-    clean_properties(obj, defs, enums, describe, depth);
+    clean_properties(obj, defs, describe, depth);
     for key in ["items", "additionalProperties"] {
         if let Some(child) = obj.get_mut(key) {
-            clean(child, defs, enums, describe, depth + 1);
+            clean(child, defs, describe, depth + 1);
         }
     }
 }
@@ -109,7 +109,6 @@ fn clean(node: &mut Value, defs: &Map<String, Value>, enums: Enums, describe: bo
 fn clean_properties(
     obj: &mut Map<String, Value>,
     defs: &Map<String, Value>,
-    enums: Enums,
     describe: bool,
     depth: usize,
 ) {
@@ -127,10 +126,7 @@ fn clean_properties(
             if was_nullable {
                 optional.push(name.clone());
             }
-            clean(prop, defs, enums, describe, depth + 1);
-            if let Some((_, values)) = enums.iter().find(|(n, _)| n == name) {
-                add_enum(prop, values);
-            }
+            clean(prop, defs, describe, depth + 1);
         }
         if let Some(Value::Array(req)) = obj.get_mut("required") {
             req.retain(|r| r.as_str().is_none_or(|r| !optional.iter().any(|o| o == r)));
@@ -138,22 +134,6 @@ fn clean_properties(
                 obj.remove("required");
             }
         }
-    }
-}
-
-/// Adds `enum` to a string property, or to the items of an array of strings, unless the
-/// property has its own (a field of the same name elsewhere, typed as a Rust enum).
-fn add_enum(prop: &mut Value, values: &[&str]) {
-    if prop.get("enum").is_some() {
-        return;
-    }
-    let list = Value::Array(values.iter().map(|v| Value::from(*v)).collect());
-    if prop.get("type") == Some(&"array".into()) {
-        if let Some(items) = prop.get_mut("items").and_then(Value::as_object_mut) {
-            items.insert("enum".into(), list);
-        }
-    } else if let Some(obj) = prop.as_object_mut() {
-        obj.insert("enum".into(), list);
     }
 }
 
@@ -205,17 +185,16 @@ mod tests {
             "type": "object",
             "$defs": {"Row": {"type": "object", "properties": {
                 "n": {"type": "integer", "format": "uint32", "minimum": 0},
-                "op": {"type": "string"}}, "required": ["n", "op"]}},
+                "op": {"type": "string", "enum": ["read"]}}, "required": ["n", "op"]}},
             "properties": {
                 "rows": {"type": "array", "items": {"$ref": "#/$defs/Row"}},
                 "cache": {"anyOf": [{"$ref": "#/$defs/Row"}, {"type": "null"}]},
                 "limit": {"type": ["integer", "null"], "format": "int64", "default": null},
-                "role": {"type": ["string", "null"]}
+                "role": {"type": ["string", "null"], "enum": ["user", "assistant", null]}
             },
             "required": ["rows", "cache", "limit"]
         });
-        let enums: Enums = &[("role", &["user", "assistant"]), ("op", &["read"])];
-        let out = Value::Object(portable(raw.as_object().unwrap(), enums, true));
+        let out = Value::Object(portable(raw.as_object().unwrap(), true));
         assert!(non_portable(&out).is_empty(), "{out}");
         assert_eq!(out["properties"]["limit"], json!({"type": "integer"}));
         assert_eq!(
@@ -227,7 +206,7 @@ mod tests {
             json!(["read"])
         );
         assert_eq!(out["properties"]["cache"]["type"], "object");
-        assert_eq!(out["required"], json!(["rows"]));
+        assert_eq!(out["required"], json!(["rows"]), "role was nullable");
         assert!(out.get("title").is_none() && out.get("$schema").is_none());
     }
 }

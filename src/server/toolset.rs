@@ -2,7 +2,7 @@
 //! `tools/list` entry with portable schemas, and argument checks against them. The tools
 //! themselves and their list are in [`super::tools`].
 use super::ToolError;
-use super::schema::{self, Enums};
+use super::schema;
 use crate::corpus::{Shared, Snapshot};
 use crate::index::Stop;
 use crate::live::LiveStatus;
@@ -47,27 +47,11 @@ pub(crate) struct ToolDef {
 
 /// The `tools/list` entry of a tool, with portable schemas.
 pub(crate) fn build(d: &ToolDef) -> Tool {
-    let sources: Vec<&str> = crate::transcript::ADAPTERS
-        .iter()
-        .map(|a| a.name())
-        .collect();
-    let enums: Enums = &[
-        ("role", &["user", "assistant"]),
-        ("sort", &["relevance", "recent"]),
-        ("source", &sources),
-        ("operation", &["read", "edit", "write"]),
-        ("operations", &["read", "edit", "write"]),
-        ("scope", &["project", "all"]),
-    ];
-    let input = schema::portable(&(d.input)(), enums, true);
-    // results name their source as a plain string: the list of formats grows, and a model
-    // reads it from the argument's enum already
-    let output_enums: Vec<_> = enums
-        .iter()
-        .filter(|(k, _)| *k != "source")
-        .copied()
-        .collect();
-    let output = schema::portable(&(d.output)(), &output_enums, false);
+    // closed sets are typed (`server::choice`): their schemas carry their `enum`; results
+    // name their source as a plain string (the list of formats grows, and a model reads it
+    // from the argument's enum already)
+    let input = schema::portable(&(d.input)(), true);
+    let output = schema::portable(&(d.output)(), false);
     Tool::new(d.name, d.description, Arc::new(input))
         .with_raw_output_schema(Arc::new(output))
         .with_annotations(
@@ -95,9 +79,16 @@ where
         check_arg_types(&mut args, schema)?;
     }
     let params: P = serde_json::from_value(Value::Object(args)).map_err(|e| {
-        ToolError::new(format!(
-            "Invalid arguments: {e}. Check the tool's input schema."
-        ))
+        let msg = e.to_string();
+        if msg.starts_with('`') {
+            // a check that names its argument and what it takes (`server::choice`) says it
+            // all; serde's own messages never start with a backtick
+            ToolError::new(msg)
+        } else {
+            ToolError::new(format!(
+                "Invalid arguments: {e}. Check the tool's input schema."
+            ))
+        }
     })?;
     serde_json::to_value(f(params)?).map_err(|e| ToolError::new(format!("internal error: {e}")))
 }

@@ -73,6 +73,21 @@ impl Seen {
         self.turns[word] |= bit;
         fresh
     }
+
+    /// Checks turn `n` of conversation `id`, on line `line`, adding what is wrong to `bad`.
+    fn turn(&mut self, id: &str, line: usize, n: u32, bad: &mut Vec<(usize, String)>) {
+        if n >= self.turn_count {
+            bad.push((
+                line,
+                format!(
+                    "turn {n} of `{id}`, whose conversation line (line {}) says {} turns",
+                    self.line, self.turn_count
+                ),
+            ));
+        } else if !self.mark(n) {
+            bad.push((line, format!("turn {n} of `{id}` again")));
+        }
+    }
 }
 
 /// Reads `input` line by line, calling `each` with every line's number and what it holds
@@ -108,19 +123,6 @@ fn check(input: &mut dyn BufRead, name: &str) -> Result<usize, ImportError> {
     // turns seen before their conversation's line: (line number, turn number)
     let mut early: BTreeMap<String, Vec<(usize, u32)>> = BTreeMap::new();
     let mut bad: Vec<(usize, String)> = Vec::new();
-    let turn_of = |seen: &mut Seen, id: &str, line: usize, n: u32, bad: &mut Vec<_>| {
-        if n >= seen.turn_count {
-            bad.push((
-                line,
-                format!(
-                    "turn {n} of `{id}`, whose conversation line (line {}) says {} turns",
-                    seen.line, seen.turn_count
-                ),
-            ));
-        } else if !seen.mark(n) {
-            bad.push((line, format!("turn {n} of `{id}` again")));
-        }
-    };
     each_line(input, name, |number, line| {
         match line {
             Ok(None) => {}
@@ -143,7 +145,7 @@ fn check(input: &mut dyn BufRead, name: &str) -> Result<usize, ImportError> {
                         turns: Vec::new(),
                     };
                     for (line, n) in early.remove(&conv.id).unwrap_or_default() {
-                        turn_of(&mut seen, &conv.id, line, n, &mut bad);
+                        seen.turn(&conv.id, line, n, &mut bad);
                     }
                     convs.insert(conv.id, seen);
                 }
@@ -151,7 +153,7 @@ fn check(input: &mut dyn BufRead, name: &str) -> Result<usize, ImportError> {
             Ok(Some(Line::Turn(t))) => match t.record() {
                 Err(e) => bad.push((number, e)),
                 Ok(rec) => match convs.get_mut(&t.conversation) {
-                    Some(seen) => turn_of(seen, &t.conversation, number, rec.number, &mut bad),
+                    Some(seen) => seen.turn(&t.conversation, number, rec.number, &mut bad),
                     None => early
                         .entry(t.conversation)
                         .or_default()
@@ -171,8 +173,14 @@ fn check(input: &mut dyn BufRead, name: &str) -> Result<usize, ImportError> {
         }
     }
     if bad.is_empty() {
-        return Ok(convs.len());
+        Ok(convs.len())
+    } else {
+        Err(bad_lines(name, bad))
     }
+}
+
+/// The error listing the bad lines (`line N: what`), the first few by line number.
+fn bad_lines(name: &str, mut bad: Vec<(usize, String)>) -> ImportError {
     bad.sort_by_key(|(line, _)| *line);
     let count = bad.len();
     let mut listed: Vec<String> = (bad.into_iter().take(MAX_LISTED))
@@ -181,11 +189,11 @@ fn check(input: &mut dyn BufRead, name: &str) -> Result<usize, ImportError> {
     if count > MAX_LISTED {
         listed.push(format!("… and {} more", count - MAX_LISTED));
     }
-    Err(ImportError::BadLines {
+    ImportError::BadLines {
         path: name.to_owned(),
         count,
         listed: listed.join("\n"),
-    })
+    }
 }
 
 /// One line: a record, `None` for a blank line or a `_bulk` action line, or what is wrong.

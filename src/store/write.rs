@@ -440,7 +440,22 @@ impl StoreWriter {
 }
 
 impl Commit<'_> {
+    /// Redacts every stored turn and conversation again with today's rules and records `key`
+    /// as the rules they were redacted with. Returns the turns changed.
     fn redact_again(&mut self, key: i64) -> Result<u64, StoreError> {
+        let changed = self.redact_turns_again()?;
+        self.redact_conversations_again()?;
+        self.tx
+            .prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
+            .map_err(self.e())?
+            .execute(params![REDACT_KEY, key])
+            .map_err(self.e())?;
+        Ok(changed)
+    }
+
+    /// Every stored turn with a body of its own, redacted again; a turn whose text changed is
+    /// rewritten, and its copies (no body of their own) follow it. Returns the turns changed.
+    fn redact_turns_again(&mut self) -> Result<u64, StoreError> {
         use super::record::TurnRecord;
         let e = StoreError::sql(self.path);
         let rows: Vec<(i64, TurnRecord)> = {
@@ -498,6 +513,12 @@ impl Commit<'_> {
                 .map_err(&e)?;
             changed += 1;
         }
+        Ok(changed)
+    }
+
+    /// Every stored conversation's metadata, redacted again; rewritten where it changed.
+    fn redact_conversations_again(&mut self) -> Result<(), StoreError> {
+        let e = StoreError::sql(self.path);
         let convs: Vec<(i64, i64, Vec<u8>)> = {
             let mut st = self
                 .tx
@@ -523,12 +544,7 @@ impl Commit<'_> {
                     .map_err(&e)?;
             }
         }
-        self.tx
-            .prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")
-            .map_err(self.e())?
-            .execute(params![REDACT_KEY, key])
-            .map_err(&e)?;
-        Ok(changed)
+        Ok(())
     }
 }
 

@@ -31,7 +31,16 @@ pub(crate) enum FileOp {
     Write,
 }
 
-impl FileOp {}
+impl FileOp {
+    /// Its word: `read`, `edit` or `write` (as it serializes).
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            FileOp::Read => "read",
+            FileOp::Edit => "edit",
+            FileOp::Write => "write",
+        }
+    }
+}
 
 /// One tool call with the arguments that matter for rendering and search. Tool outputs are
 /// never part of it.

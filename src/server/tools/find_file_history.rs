@@ -1,11 +1,14 @@
 //! `find_file_history`: the turns that read or changed a file, newest first.
 use super::budget::{self, json_len};
 use super::progress::{self, BuildOut};
-use super::{check_limit, check_offset, check_scope, check_time, iso};
+use super::{check_limit, check_offset, check_time, iso};
 use crate::corpus::Snapshot;
+use crate::corpus::project::Scope;
 use crate::index::facts;
+use crate::server::choice;
 use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
+use crate::transcript::FileOp;
 use rmcp::model::JsonObject;
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -31,8 +34,8 @@ pub(crate) struct FileHistoryParams {
     pub since: Option<String>,
     /// project: only the server's project (its folder, subfolders, git worktrees); all: every
     /// project (default).
-    #[serde(default)]
-    pub scope: Option<String>,
+    #[serde(default, deserialize_with = "choice::optional")]
+    pub scope: Option<Scope>,
     /// Most characters of JSON to return (500-60000, default 6000).
     #[serde(default)]
     pub max_chars: Option<i64>,
@@ -44,9 +47,9 @@ pub(crate) struct FileTouchOut {
     /// The path as the tool call gave it.
     pub path: String,
     /// The strongest operation in that turn (write > edit > read).
-    pub operation: String,
+    pub operation: FileOp,
     /// Every operation on the path in that turn.
-    pub operations: Vec<String>,
+    pub operations: Vec<FileOp>,
     pub session_id: String,
     pub source: String,
     pub project: String,
@@ -92,18 +95,14 @@ pub(crate) fn run(snap: &Snapshot, p: FileHistoryParams) -> Result<FileHistoryRe
     let offset = check_offset(p.offset)?;
     let since = check_time("since", p.since.as_deref(), false)?;
     let max_chars = budget::check_max_chars(p.max_chars, budget::SEARCH_DEFAULT)?;
-    let scope = check_scope(p.scope.as_deref())?;
+    let scope = p.scope.unwrap_or_default();
     let (total, rows) = snap.file_history(needle, since, scope, offset, limit);
     let mut rows: Vec<FileTouchOut> = rows
         .into_iter()
         .map(|t| FileTouchOut {
             path: t.path,
-            operation: facts::op_name(*t.ops.iter().max().unwrap_or(&facts::OP_READ)).to_owned(),
-            operations: t
-                .ops
-                .iter()
-                .map(|&o| facts::op_name(o).to_owned())
-                .collect(),
+            operation: facts::op(*t.ops.iter().max().unwrap_or(&facts::OP_READ)),
+            operations: t.ops.iter().map(|&o| facts::op(o)).collect(),
             session_id: t.conv.id.clone(),
             source: t.conv.source().to_owned(),
             project: t.project,

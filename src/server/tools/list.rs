@@ -1,9 +1,11 @@
 //! `list_conversations`: main sessions, most recently active first.
 use super::budget::{self, json_len};
 use super::progress::{self, BuildOut};
-use super::{check_limit, check_offset, check_scope, check_source, check_time, iso};
+use super::{check_limit, check_offset, check_source, check_time, iso};
 use crate::corpus::Snapshot;
-use crate::corpus::browse::ListRange;
+use crate::corpus::browse::{ListRange, Listed};
+use crate::corpus::project::Scope;
+use crate::server::choice::{self, SourceName};
 use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use rmcp::model::JsonObject;
@@ -23,7 +25,7 @@ pub(crate) struct ListParams {
     pub project: Option<String>,
     /// Only sessions of this agent.
     #[serde(default)]
-    pub source: Option<String>,
+    pub source: Option<SourceName>,
     /// Sessions per page (1-100, default 50).
     #[serde(default)]
     pub limit: Option<i64>,
@@ -38,8 +40,8 @@ pub(crate) struct ListParams {
     pub until: Option<String>,
     /// project: only the server's project (its folder, subfolders, git worktrees); all: every
     /// project (default).
-    #[serde(default)]
-    pub scope: Option<String>,
+    #[serde(default, deserialize_with = "choice::optional")]
+    pub scope: Option<Scope>,
     /// Most characters of JSON to return (500-60000, default 20000).
     #[serde(default)]
     pub max_chars: Option<i64>,
@@ -100,7 +102,7 @@ pub(crate) fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolEr
     let limit = check_limit(p.limit, 50)?;
     let offset = check_offset(p.offset)?;
     let max_chars = budget::check_max_chars(p.max_chars, budget::READ_DEFAULT)?;
-    let source = check_source(p.source.as_deref())?;
+    let source = check_source(p.source.as_ref().map(|s| s.0.as_str()))?;
     let range = ListRange {
         project: p
             .project
@@ -110,31 +112,10 @@ pub(crate) fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolEr
         source: source.as_deref(),
         since: check_time("since", p.since.as_deref(), false)?,
         until: check_time("until", p.until.as_deref(), true)?,
-        scope: check_scope(p.scope.as_deref())?,
+        scope: p.scope.unwrap_or_default(),
     };
     let (total, rows) = snap.list(&range, offset, limit);
-    let mut rows: Vec<ListedConversation> = rows
-        .into_iter()
-        .map(|r| {
-            let (source_present, source_missing_since) = super::source_presence(&r.conv);
-            ListedConversation {
-                session_id: r.conv.id.clone(),
-                source: r.conv.source().to_owned(),
-                project: r.project,
-                this_project: r.this_project,
-                summary: r.conv.meta.summary(),
-                slug: r.conv.meta.slug.clone(),
-                first_timestamp: iso(r.conv.meta.first_ts),
-                last_timestamp: iso(r.conv.meta.last_ts),
-                turn_count: r.conv.turn_count,
-                cwd: r.conv.meta.cwd.clone(),
-                git_branch: r.conv.meta.git_branch.clone(),
-                subagent_count: r.subagent_count,
-                source_present,
-                source_missing_since,
-            }
-        })
-        .collect();
+    let mut rows: Vec<ListedConversation> = rows.into_iter().map(ListedConversation::of).collect();
     let build = progress::building(snap);
     let short = max_chars < 1500;
     let roots = super::roots::note(snap, short);
@@ -176,6 +157,29 @@ pub(crate) fn run(snap: &Snapshot, p: ListParams) -> Result<ListResponse, ToolEr
     let mut resp = envelope(n, shrunk);
     resp.conversations = rows;
     Ok(resp)
+}
+
+impl ListedConversation {
+    /// The row of a listed conversation.
+    fn of(r: Listed) -> Self {
+        let (source_present, source_missing_since) = super::source_presence(&r.conv);
+        ListedConversation {
+            session_id: r.conv.id.clone(),
+            source: r.conv.source().to_owned(),
+            project: r.project,
+            this_project: r.this_project,
+            summary: r.conv.meta.summary(),
+            slug: r.conv.meta.slug.clone(),
+            first_timestamp: iso(r.conv.meta.first_ts),
+            last_timestamp: iso(r.conv.meta.last_ts),
+            turn_count: r.conv.turn_count,
+            cwd: r.conv.meta.cwd.clone(),
+            git_branch: r.conv.meta.git_branch.clone(),
+            subagent_count: r.subagent_count,
+            source_present,
+            source_missing_since,
+        }
+    }
 }
 
 /// Shortens a row to at most `room` characters of JSON: optional fields go, then the summary

@@ -112,19 +112,6 @@ pub(crate) fn check_source(source: Option<&str>) -> Result<Option<String>, ToolE
     }
 }
 
-/// Validates a `scope` argument: `project` (this project's conversations only) or `all`
-/// (the default).
-pub(crate) fn check_scope(scope: Option<&str>) -> Result<crate::corpus::project::Scope, ToolError> {
-    use crate::corpus::project::Scope;
-    match scope.map(|s| s.trim().to_lowercase()).as_deref() {
-        None | Some("") | Some("all") => Ok(Scope::All),
-        Some("project") => Ok(Scope::Project),
-        Some(other) => Err(ToolError::new(format!(
-            "`scope` must be `project` or `all` (got `{other}`)."
-        ))),
-    }
-}
-
 /// Parses a `since`/`until` bound: an ISO date (`2026-05-01`), an ISO datetime
 /// (`2026-05-01T10:00:00Z`) or a relative age (`7d`, `12h`, `30m`, `2w`) counted back from now.
 /// A date-only `until` includes that whole day.

@@ -1,12 +1,13 @@
 //! `recent_context`: a compact Markdown digest of the last sessions (of this project by
 //! default) to pick up where they left off; also what `conversation-search context` prints.
 use super::budget::{self, json_len};
+use super::iso;
 use super::progress::{self, BuildOut};
-use super::{check_scope, iso};
 use crate::corpus::Snapshot;
 use crate::corpus::digest::SessionDigest;
 use crate::corpus::project::Scope;
 use crate::index::facts;
+use crate::server::choice;
 use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use crate::transcript::tools::cut_chars;
@@ -30,8 +31,8 @@ pub(crate) const DEFAULT_CHARS: usize = 2_000;
 #[schemars(crate = "rmcp::schemars")]
 pub(crate) struct RecentContextParams {
     /// `project` (default): this project's sessions only; `all`: every project's.
-    #[serde(default)]
-    pub scope: Option<String>,
+    #[serde(default, deserialize_with = "choice::optional")]
+    pub scope: Option<Scope>,
     /// How many sessions, newest first (1-20, default 3).
     #[serde(default)]
     pub sessions: Option<i64>,
@@ -183,10 +184,7 @@ pub(crate) fn heading(snap: &Snapshot, all: bool) -> String {
 /// Validates the arguments: scope (default `project`), number of sessions and `max_chars`.
 pub(crate) fn validate(p: &RecentContextParams) -> Result<(Scope, usize, usize), ToolError> {
     let max_chars = budget::check_max_chars(p.max_chars, DEFAULT_CHARS)?;
-    let scope = match p.scope.as_deref() {
-        None => Scope::Project,
-        Some(s) => check_scope(Some(s))?,
-    };
+    let scope = p.scope.unwrap_or(Scope::Project);
     let n = p.sessions.unwrap_or(DEFAULT_SESSIONS);
     if !(1..=MAX_SESSIONS).contains(&n) {
         return Err(ToolError::new(format!(

@@ -2,10 +2,12 @@
 //! paging, match-centred snippets and an output budget.
 use super::budget::{self, json_len};
 use super::progress::{self, BuildOut};
-use super::{check_limit, check_offset, check_scope, check_source, check_time, iso};
+use super::{check_limit, check_offset, check_source, check_time, iso};
 use crate::corpus::Snapshot;
+use crate::corpus::project::Scope;
 use crate::corpus::query::{MatchRole, SearchRequest, SortOrder};
 use crate::index::Stop;
+use crate::server::choice::{self, SourceName};
 use crate::server::toolset::{Ctx, Lane, ToolDef};
 use crate::server::{ToolError, input_schema, output_schema};
 use rmcp::model::JsonObject;
@@ -53,7 +55,7 @@ pub(crate) struct SearchParams {
     pub project: Option<String>,
     /// Only transcripts of this agent.
     #[serde(default)]
-    pub source: Option<String>,
+    pub source: Option<SourceName>,
     /// Only turns at or after: ISO date/datetime or an age (7d, 12h, 30m).
     #[serde(default)]
     pub since: Option<String>,
@@ -64,8 +66,8 @@ pub(crate) struct SearchParams {
     #[serde(default)]
     pub git_branch: Option<String>,
     /// Where the match must be: the prompt (user) or the reply (assistant).
-    #[serde(default)]
-    pub role: Option<String>,
+    #[serde(default, deserialize_with = "choice::optional")]
+    pub role: Option<MatchRole>,
     /// Only turns that used this tool (e.g. Bash, Edit).
     #[serde(default)]
     pub tool: Option<String>,
@@ -73,12 +75,12 @@ pub(crate) struct SearchParams {
     #[serde(default)]
     pub file: Option<String>,
     /// Order: relevance (default) or recent.
-    #[serde(default)]
-    pub sort: Option<String>,
+    #[serde(default, deserialize_with = "choice::optional")]
+    pub sort: Option<SortOrder>,
     /// project: only the server's project (its folder, subfolders, git worktrees); all: every
     /// project (default).
-    #[serde(default)]
-    pub scope: Option<String>,
+    #[serde(default, deserialize_with = "choice::optional")]
+    pub scope: Option<Scope>,
     /// Most characters of JSON to return (500-60000, default 6000).
     #[serde(default)]
     pub max_chars: Option<i64>,
@@ -156,25 +158,6 @@ pub(crate) fn request(snap: &Snapshot, p: &SearchParams) -> Result<SearchRequest
             )));
         }
     }
-    let role = match p.role.as_deref().map(str::to_lowercase).as_deref() {
-        None | Some("") => None,
-        Some("user") => Some(MatchRole::User),
-        Some("assistant") => Some(MatchRole::Assistant),
-        Some(other) => {
-            return Err(ToolError::new(format!(
-                "`role` must be `user` or `assistant` (got `{other}`)."
-            )));
-        }
-    };
-    let sort = match p.sort.as_deref().map(str::to_lowercase).as_deref() {
-        None | Some("") | Some("relevance") => SortOrder::Relevance,
-        Some("recent") => SortOrder::Recent,
-        Some(other) => {
-            return Err(ToolError::new(format!(
-                "`sort` must be `relevance` or `recent` (got `{other}`)."
-            )));
-        }
-    };
     let nonempty = |v: &Option<String>| {
         v.as_ref()
             .map(|s| s.trim().to_owned())
@@ -186,15 +169,15 @@ pub(crate) fn request(snap: &Snapshot, p: &SearchParams) -> Result<SearchRequest
         offset: check_offset(p.offset)?,
         session_id: p.session_id.clone(),
         project: nonempty(&p.project),
-        source: check_source(p.source.as_deref())?,
+        source: check_source(p.source.as_ref().map(|s| s.0.as_str()))?,
         since: check_time("since", p.since.as_deref(), false)?,
         until: check_time("until", p.until.as_deref(), true)?,
         git_branch: nonempty(&p.git_branch),
-        role,
+        role: p.role,
         tool: nonempty(&p.tool),
         file: nonempty(&p.file),
-        sort,
-        scope: check_scope(p.scope.as_deref())?,
+        sort: p.sort.unwrap_or_default(),
+        scope: p.scope.unwrap_or_default(),
         stop: Stop::default(),
     })
 }

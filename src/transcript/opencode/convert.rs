@@ -275,21 +275,10 @@ pub(crate) fn build(session: &SessionInfo, mut messages: Vec<Message>) -> ConvSt
         };
         match m.info.role {
             MessageRole::User => {
-                let texts: Vec<&str> = m
-                    .parts
-                    .iter()
-                    .filter_map(|(_, p)| match p {
-                        Part::Text { text, human: true } if !text.trim().is_empty() => {
-                            Some(text.trim())
-                        }
-                        _ => None,
-                    })
-                    .collect();
-                if texts.is_empty() {
+                let Some(text) = human_text(&m.parts) else {
                     turns.touch(ts);
                     continue;
-                }
-                let text = texts.join("\n");
+                };
                 meta.first_prompt.get_or_insert_with(|| text.clone());
                 if user_agent.is_none() {
                     user_agent = m.info.agent.clone();
@@ -301,17 +290,7 @@ pub(crate) fn build(session: &SessionInfo, mut messages: Vec<Message>) -> ConvSt
                 if meta.cwd.is_none() {
                     meta.cwd = m.info.cwd.clone();
                 }
-                for (_, part) in m.parts {
-                    match part {
-                        Part::Text { text, .. } => turns.assistant_text(at, None, &text),
-                        Part::Tool(calls) => {
-                            for call in calls {
-                                turns.tool_call(at, call);
-                            }
-                        }
-                        Part::Other => {}
-                    }
-                }
+                add_reply(&mut turns, at, m.parts);
             }
             MessageRole::Other => {}
         }
@@ -321,15 +300,7 @@ pub(crate) fn build(session: &SessionInfo, mut messages: Vec<Message>) -> ConvSt
         meta.note_timestamp(session.time_updated);
     }
     if let Some(parent) = &session.parent_id {
-        meta.parent_id = Some(conversation_id(parent));
-        let split = session.title.as_deref().and_then(split_subagent_title);
-        meta.agent_type = user_agent
-            .or_else(|| session.agent.clone())
-            .or_else(|| split.map(|(_, a)| a.to_owned()));
-        meta.agent_description = match split {
-            Some((d, _)) => Some(d.to_owned()),
-            None => meta.ai_title.clone(),
-        };
+        note_parent(&mut meta, session, parent, user_agent);
     }
     let turn_count = turns.turn_count();
     ConvState {
@@ -339,6 +310,53 @@ pub(crate) fn build(session: &SessionInfo, mut messages: Vec<Message>) -> ConvSt
         open: None,
         turn_count,
     }
+}
+
+/// A user message's human text (synthetic and empty parts left out), or `None` when it has
+/// none.
+fn human_text(parts: &[(String, Part)]) -> Option<String> {
+    let texts: Vec<&str> = parts
+        .iter()
+        .filter_map(|(_, p)| match p {
+            Part::Text { text, human: true } if !text.trim().is_empty() => Some(text.trim()),
+            _ => None,
+        })
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
+/// An assistant message's text and tool calls, added to the open turn.
+fn add_reply(turns: &mut TurnBuilder, at: At, parts: Vec<(String, Part)>) {
+    for (_, part) in parts {
+        match part {
+            Part::Text { text, .. } => turns.assistant_text(at, None, &text),
+            Part::Tool(calls) => {
+                for call in calls {
+                    turns.tool_call(at, call);
+                }
+            }
+            Part::Other => {}
+        }
+    }
+}
+
+/// A child session's parent and what kind of sub-agent it is: the agent of its first user
+/// message, else the session's, else the one its title names; described by its title.
+fn note_parent(
+    meta: &mut ConvMeta,
+    session: &SessionInfo,
+    parent: &str,
+    user_agent: Option<String>,
+) {
+    meta.parent_id = Some(conversation_id(parent));
+    let split = session.title.as_deref().and_then(split_subagent_title);
+    meta.agent_type = user_agent
+        .or_else(|| session.agent.clone())
+        .or_else(|| split.map(|(_, a)| a.to_owned()));
+    meta.agent_description = match split {
+        Some((d, _)) => Some(d.to_owned()),
+        None => meta.ai_title.clone(),
+    };
 }
 
 /// A fingerprint of what a conversation would put in the index, to skip re-indexing sessions

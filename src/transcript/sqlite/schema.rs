@@ -217,76 +217,24 @@ pub(super) fn parse_create_table(sql: &str) -> Option<(Vec<Column>, Option<usize
     for el in elements {
         let Some(first) = el.first() else { continue };
         if TABLE_CONSTRAINTS.iter().any(|k| kw(Some(first), k)) {
-            // `[CONSTRAINT name] PRIMARY KEY (cols…)`
-            if let Some(p) = el.iter().position(|t| kw(Some(t), "PRIMARY")) {
-                if let Some(o) = el[p..].iter().position(|t| *t == Tok::Punct('(')) {
-                    if let Some((cols, _)) = split_list(el, p + o) {
-                        table_pk = Some(
-                            cols.iter()
-                                .filter_map(|c| c.first().and_then(word).map(str::to_owned))
-                                .collect(),
-                        );
-                    }
-                }
+            if let Some(pk) = table_primary_key(el) {
+                table_pk = Some(pk);
             }
             continue;
         }
-        let name = word(first)?.to_owned();
-        let mut type_words: Vec<String> = Vec::new();
-        let mut i = 1;
-        let mut depth = 0usize;
-        while i < el.len() {
-            let t = &el[i];
-            if depth == 0 && COLUMN_CONSTRAINTS.iter().any(|k| kw(Some(t), k)) {
-                break;
-            }
-            match t {
-                Tok::Punct('(') => depth += 1,
-                Tok::Punct(')') => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-            if let Some(w) = word(t) {
-                type_words.push(w.to_owned());
-            }
-            i += 1;
-        }
-        let rest = &el[i..];
-        let mut pk_desc = None;
-        let mut generated = false;
-        let mut stored_generated = false;
-        let mut depth = 0usize;
-        for (j, t) in rest.iter().enumerate() {
-            match t {
-                Tok::Punct('(') => depth += 1,
-                Tok::Punct(')') => depth = depth.saturating_sub(1),
-                _ if depth > 0 => {}
-                _ if kw(Some(t), "PRIMARY") && kw(rest.get(j + 1), "KEY") => {
-                    pk_desc = Some(kw(rest.get(j + 2), "DESC"));
-                }
-                _ if kw(Some(t), "AS") => generated = true,
-                _ if kw(Some(t), "STORED") => stored_generated = true,
-                _ => {}
-            }
-        }
-        let decl_type = type_words.join(" ");
-        if pk_desc == Some(false) && decl_type.eq_ignore_ascii_case("INTEGER") {
+        let (column, integer_key) = column_def(el)?;
+        if integer_key {
             alias = Some(columns.len());
         }
-        columns.push(Column {
-            name,
-            decl_type,
-            stored: !generated || stored_generated,
-        });
+        columns.push(column);
     }
-    if let Some(pk) = table_pk {
-        if let [only] = pk.as_slice() {
-            if let Some(i) = columns
-                .iter()
-                .position(|c| c.name.eq_ignore_ascii_case(only))
-            {
-                if columns[i].decl_type.eq_ignore_ascii_case("INTEGER") {
-                    alias = Some(i);
-                }
+    if let Some([only]) = table_pk.as_deref() {
+        if let Some(i) = columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(only))
+        {
+            if columns[i].decl_type.eq_ignore_ascii_case("INTEGER") {
+                alias = Some(i);
             }
         }
     }
@@ -297,6 +245,70 @@ pub(super) fn parse_create_table(sql: &str) -> Option<(Vec<Column>, Option<usize
         alias = None;
     }
     (!columns.is_empty()).then_some((columns, alias, without_rowid))
+}
+
+/// The columns of a table constraint `[CONSTRAINT name] PRIMARY KEY (cols…)`; `None` for any
+/// other constraint.
+fn table_primary_key(el: &[Tok]) -> Option<Vec<String>> {
+    let p = el.iter().position(|t| kw(Some(t), "PRIMARY"))?;
+    let o = el[p..].iter().position(|t| *t == Tok::Punct('('))?;
+    let (cols, _) = split_list(el, p + o)?;
+    Some(
+        cols.iter()
+            .filter_map(|c| c.first().and_then(word).map(str::to_owned))
+            .collect(),
+    )
+}
+
+/// One column definition: the column, and whether it is an `INTEGER PRIMARY KEY` (ascending),
+/// which makes it the rowid's alias. `None` when it does not start with a name.
+fn column_def(el: &[Tok]) -> Option<(Column, bool)> {
+    let name = word(el.first()?)?.to_owned();
+    // the declared type: the words up to the first constraint
+    let mut type_words: Vec<String> = Vec::new();
+    let mut i = 1;
+    let mut depth = 0usize;
+    while i < el.len() {
+        let t = &el[i];
+        if depth == 0 && COLUMN_CONSTRAINTS.iter().any(|k| kw(Some(t), k)) {
+            break;
+        }
+        match t {
+            Tok::Punct('(') => depth += 1,
+            Tok::Punct(')') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if let Some(w) = word(t) {
+            type_words.push(w.to_owned());
+        }
+        i += 1;
+    }
+    let rest = &el[i..];
+    let mut pk_desc = None;
+    let mut generated = false;
+    let mut stored_generated = false;
+    let mut depth = 0usize;
+    for (j, t) in rest.iter().enumerate() {
+        match t {
+            Tok::Punct('(') => depth += 1,
+            Tok::Punct(')') => depth = depth.saturating_sub(1),
+            _ if depth > 0 => {}
+            _ if kw(Some(t), "PRIMARY") && kw(rest.get(j + 1), "KEY") => {
+                pk_desc = Some(kw(rest.get(j + 2), "DESC"));
+            }
+            _ if kw(Some(t), "AS") => generated = true,
+            _ if kw(Some(t), "STORED") => stored_generated = true,
+            _ => {}
+        }
+    }
+    let decl_type = type_words.join(" ");
+    let integer_key = pk_desc == Some(false) && decl_type.eq_ignore_ascii_case("INTEGER");
+    let column = Column {
+        name,
+        decl_type,
+        stored: !generated || stored_generated,
+    };
+    Some((column, integer_key))
 }
 
 #[cfg(test)]
