@@ -71,9 +71,11 @@
 //!
 //! Each transcript file's turns become documents of immutable segments; a change to a file kills
 //! its old documents (tombstones) and adds new ones in a small segment, and a merge policy folds
-//! small segments together. BM25 statistics (document count, lengths, document frequencies) are
-//! kept exact over live documents after every update. A query reads an immutable snapshot; an
-//! update builds the next one and swaps a pointer, so queries never wait.
+//! small segments together (the first build's segments, or a restored state's, are the base,
+//! left out of that, so a live change never waits for most of the index to be merged). BM25
+//! statistics (document count, lengths, document frequencies) are kept exact over live documents
+//! after every update. A query reads an immutable snapshot; an update builds the next one and
+//! swaps a pointer, so queries never wait.
 //!
 //! The index is our own, not tantivy and not the `bm25` crate's. The `bm25` crate stems, drops
 //! `not` and `no`, hashes words to colliding ids and tokenizes at ~2M tokens/s, so only its ideas

@@ -175,7 +175,8 @@ impl<'a> FirstBuild<'a> {
             }
             turn_count += turns.len() as u64;
             if self.encode {
-                records.push(turns.iter().map(TurnRecord::of).collect());
+                // deflated here, in parallel: the backlog holds them until committed
+                records.push(turns.iter().map(TurnRecord::packed_of).collect());
             }
             updates.push(update);
         }

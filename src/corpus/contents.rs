@@ -286,6 +286,8 @@ impl Contents {
     pub(super) fn take_ids(&mut self, (next_conv, next_seg): (ConvId, u64)) {
         self.catalog.set_next_id(next_conv);
         self.docs.set_next_seg(next_seg);
+        // the first build's segments are the base
+        self.docs.mark_base();
         self.catalog.set_groups(self.files.project_groups());
     }
 

@@ -38,6 +38,9 @@ pub(super) struct DocIndex {
     changed: BTreeSet<ConvId>,
     /// Segments merged away so far.
     merged: u64,
+    /// Segments with ids below this are the base (the first build's, or restored): left out
+    /// of tier merges (see [`merge::pick`]).
+    base_below: u64,
 }
 
 impl Default for DocIndex {
@@ -52,6 +55,7 @@ impl Default for DocIndex {
             kills: Vec::new(),
             changed: BTreeSet::new(),
             merged: 0,
+            base_below: 0,
         }
     }
 }
@@ -75,6 +79,7 @@ impl DocIndex {
             locations: locations.into_iter().collect(),
             dups,
             next_seg,
+            base_below: next_seg,
             ..DocIndex::default()
         })
     }
@@ -113,6 +118,12 @@ impl DocIndex {
     /// Segment ids below `next` are taken (by the first build's workers, or a restored state).
     pub(super) fn set_next_seg(&mut self, next: u64) {
         self.next_seg = next;
+    }
+
+    /// Every segment held now is the base: left out of tier merges, so that live changes
+    /// after the first build never wait for most of the index to be merged.
+    pub(super) fn mark_base(&mut self) {
+        self.base_below = self.next_seg;
     }
 
     /// Segments merged away so far, and the count to continue from (another server's).
@@ -225,7 +236,7 @@ impl DocIndex {
             self.view.kill(seg, &docs, &mut self.tokenizer);
         }
         self.view.segs.retain(|s| s.live_count() > 0);
-        while let Some(ids) = merge::pick(&self.view) {
+        while let Some(ids) = merge::pick(&self.view, self.base_below) {
             self.merge(&ids);
         }
     }

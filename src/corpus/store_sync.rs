@@ -44,6 +44,16 @@ fn catch_up_pause() -> Option<Duration> {
     })
 }
 
+/// Test hook: `CONVERSATION_SEARCH_TEST_SLOW_COMMITS_MS` makes every slice of the backlog
+/// ([`StoreSync::flush_some`]) one conversation that takes that much longer (a slow disk), so
+/// that a black-box test can act while a first build's backlog drains. Read once.
+fn slow_commits() -> Option<Duration> {
+    static SLOW: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
+    *SLOW.get_or_init(|| {
+        crate::util::time::millis_from_env("CONVERSATION_SEARCH_TEST_SLOW_COMMITS_MS")
+    })
+}
+
 /// How the durable store is kept.
 #[derive(Debug, Clone)]
 pub(crate) struct StoreConfig {
@@ -336,7 +346,11 @@ impl StoreSync {
     /// so that the indexer returns to live changes between the commits of a first build's
     /// backlog. Returns whether it committed.
     pub(super) fn flush_some(&mut self, catalog: &Catalog) -> bool {
-        self.commit_backlog(FLUSH_TURNS, catalog)
+        let Some(slow) = slow_commits().filter(|_| self.backlog.has_turns()) else {
+            return self.commit_backlog(FLUSH_TURNS, catalog);
+        };
+        std::thread::sleep(slow);
+        self.commit_backlog(1, catalog)
     }
 
     /// One commit: the vanished transcripts noted, and conversations from the front of the
@@ -348,8 +362,17 @@ impl StoreSync {
             return false;
         }
         let pending = self.backlog.take(max_turns);
+        let started = Instant::now();
         let done = self.commit(&pending, catalog);
         self.report_backlog();
+        if !pending.is_empty() {
+            tracing::debug!(
+                turns = pending.iter().map(|(_, r)| r.len()).sum::<usize>(),
+                waiting = self.backlog.turns(),
+                ms = started.elapsed().as_millis() as u64,
+                "store backlog committed"
+            );
+        }
         done
     }
 
@@ -359,10 +382,15 @@ impl StoreSync {
         self.shared.update_store(|r| r.pending_turns = n);
     }
 
+    /// Whether turns wait to be committed (writer only).
+    pub(super) fn backlog_waits(&self) -> bool {
+        self.is_writer() && self.backlog.has_turns()
+    }
+
     /// When the next [`Self::tick`] is due: now while a backlog drains (commit after commit,
     /// live changes in between).
     pub(super) fn due(&self) -> Instant {
-        if self.is_writer() && self.backlog.has_turns() {
+        if self.backlog_waits() {
             Instant::now()
         } else {
             self.next_tick

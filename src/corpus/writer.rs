@@ -133,6 +133,15 @@ impl Writer {
         self.contents.store_flush()
     }
 
+    /// Whether turns read wait to be committed to the store (the cache is written after them:
+    /// durability first, and the two never hold their memory at once).
+    pub(crate) fn store_backlog_waits(&self) -> bool {
+        self.contents
+            .store
+            .as_ref()
+            .is_some_and(StoreSync::backlog_waits)
+    }
+
     /// When the next [`Self::store_tick`] is due (None without a store).
     pub(crate) fn store_due(&self) -> Option<Instant> {
         self.contents.store.as_ref().map(StoreSync::due)

@@ -124,7 +124,7 @@ impl BaseWatch {
 fn wait_for_news(rx: &Receiver<Wake>, wait: Duration) -> Option<Sender<()>> {
     match rx.recv_timeout(wait) {
         Ok(Wake::Stop(done)) => return Some(done),
-        Ok(Wake::Fs(_)) => {
+        Ok(Wake::Fs(..)) => {
             for w in rx.try_iter() {
                 if let Wake::Stop(done) = w {
                     return Some(done);
@@ -146,7 +146,7 @@ fn watch_gens(
     use notify_debouncer_full::notify::{self, RecursiveMode, Watcher};
     let dir = cache.gens_dir();
     let mut w = notify::recommended_watcher(move |event| {
-        let _ = tx.send(Wake::Fs(event));
+        let _ = tx.send(Wake::Fs(event, std::time::Instant::now()));
     })
     .ok()?;
     match w.watch(&dir, RecursiveMode::NonRecursive) {

@@ -19,6 +19,11 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
+/// Longest that background work (the store's backlog, the cache write) waits for pending live
+/// changes to be applied first; past it one piece runs anyway, so that changes that never stop
+/// coming do not starve it.
+const MAX_YIELD: Duration = Duration::from_secs(1);
+
 /// The live index's loop and everything it keeps between wake-ups.
 pub(crate) struct Indexer {
     writer: Writer,
@@ -33,6 +38,9 @@ pub(crate) struct Indexer {
     /// Only the holder of the index's writer lock publishes generations.
     publishing: bool,
     next_poll: Instant,
+    /// Since when background work has waited for pending live changes (None: it is not
+    /// waiting).
+    yielding_since: Option<Instant>,
     /// The index's writer lock, held while this server writes the shared index.
     _lock: Option<File>,
 }
@@ -103,6 +111,7 @@ impl Indexer {
             saver: Saver::new(cache, dirty),
             publishing: lock.is_some(),
             next_poll: Instant::now() + cfg.poll_interval,
+            yielding_since: None,
             _lock: lock,
         };
         // a target written between the first build and its watch is read again
@@ -143,7 +152,8 @@ impl Indexer {
     }
 
     /// When to wake up at the latest: the first change due, the next poll, the next cache
-    /// write, the next look at the store.
+    /// write, the next look at the store (those two not before [`Self::background_may_run`]
+    /// lets them).
     fn next_wake(&self) -> Instant {
         let now = Instant::now();
         let mut wake = self
@@ -153,13 +163,40 @@ impl Indexer {
         if self.polling() {
             wake = wake.min(self.next_poll);
         }
+        let not_before =
+            (!self.schedule.is_empty()).then(|| self.yielding_since.unwrap_or(now) + MAX_YIELD);
+        let background = |due: Instant| not_before.map_or(due, |b| due.max(b));
         if let Some(due) = self.saver.due() {
-            wake = wake.min(due);
+            wake = wake.min(background(due));
         }
         if let Some(due) = self.writer.store_due() {
-            wake = wake.min(due);
+            wake = wake.min(background(due));
         }
         wake
+    }
+
+    /// Whether background work (a slice of the store's backlog, other servers' commits, a cache
+    /// write) may run now: live changes go first, so it waits while any is pending (noted, its
+    /// debounce not over), at most [`MAX_YIELD`] at a time.
+    fn background_may_run(&mut self, now: Instant) -> bool {
+        if self.schedule.is_empty() {
+            self.yielding_since = None;
+            return true;
+        }
+        let since = *self.yielding_since.get_or_insert(now);
+        if now.saturating_duration_since(since) >= MAX_YIELD {
+            self.yielding_since = None;
+            return true;
+        }
+        false
+    }
+
+    /// Writes the cache if a write is due and the store's backlog is drained (durability comes
+    /// first, and the two never hold their memory at once).
+    fn save_if_due(&mut self) {
+        if !self.writer.store_backlog_waits() {
+            self.saver.maybe_save(&mut self.writer);
+        }
     }
 
     /// Whether anything is polled: everything (no watcher) or the directories that cannot be
@@ -168,37 +205,38 @@ impl Indexer {
         self.watch.is_none() || !self.status.polled().is_empty()
     }
 
-    /// Notes the paths these wake-ups name, and says whether to stop or rescan.
+    /// Notes the paths these wake-ups name (each as changed when the watcher saw it), and says
+    /// whether to stop or rescan.
     fn handle(&mut self, events: Vec<Wake>) -> Woken {
-        let now = Instant::now();
         let mut woken = Woken::default();
-        let mut paths: Vec<PathBuf> = Vec::new();
+        let mut paths: Vec<(PathBuf, Instant)> = Vec::new();
         for event in events {
             match event {
                 Wake::Stop(done) => woken.stop = Some(done),
-                Wake::Fs(Ok(event)) => {
+                Wake::Fs(Ok(event), seen) => {
                     let (p, lost) = watch::changed_paths(event);
                     woken.rescan |= lost;
                     match self.watch.as_ref() {
-                        Some(w) => paths.extend(p.into_iter().map(|p| w.translate(p))),
-                        None => paths.extend(p),
+                        Some(w) => paths.extend(p.into_iter().map(|p| (w.translate(p), seen))),
+                        None => paths.extend(p.into_iter().map(|p| (p, seen))),
                     }
                 }
-                Wake::Fs(Err(e)) => {
+                Wake::Fs(Err(e), _) => {
                     self.watch_error(&e);
                     woken.rescan = true;
                 }
             }
         }
-        paths.sort();
-        paths.dedup();
-        for p in paths {
-            if !self.replan(&p, now) {
+        // each path once, as last seen
+        paths.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        paths.dedup_by(|a, b| a.0 == b.0);
+        for (p, seen) in paths {
+            if !self.replan(&p, seen) {
                 woken.rescan = true;
                 // watching is given up: the rest is found by the rescan
                 break;
             }
-            self.schedule.note(p, now);
+            self.schedule.note(p, seen);
         }
         self.status.events.fetch_add(1, Ordering::Relaxed);
         woken
@@ -288,8 +326,9 @@ impl Indexer {
             self.note_links();
         }
         self.saver.dirty |= changed;
-        // other servers' commits, the writer lock, retention
-        if self.writer.store_due().is_some_and(|d| d <= Instant::now()) {
+        let background = self.background_may_run(Instant::now());
+        // other servers' commits, the writer lock, retention, a slice of the backlog
+        if background && self.writer.store_due().is_some_and(|d| d <= Instant::now()) {
             self.saver.dirty |= self.writer.store_tick();
         }
         self.status
@@ -299,7 +338,9 @@ impl Indexer {
             self.saver
                 .publish(&mut self.writer, self.publishing, &self.status);
         }
-        self.saver.maybe_save(&mut self.writer);
+        if background {
+            self.save_if_due();
+        }
     }
 
     /// Rescans: only the directories that cannot be watched, unless everything is polled (or
@@ -328,11 +369,12 @@ impl Indexer {
         }
     }
 
-    /// After the start: the generation published and the cache written.
+    /// After the start: the generation published and the cache written (once the store's
+    /// backlog is drained: see [`Self::save_if_due`]).
     fn publish_and_save(&mut self) {
         self.saver
             .publish(&mut self.writer, self.publishing, &self.status);
-        self.saver.maybe_save(&mut self.writer);
+        self.save_if_due();
     }
 }
 

@@ -28,11 +28,12 @@ impl Schedule {
         }
     }
 
-    /// Records a change at `path` seen at `now`.
+    /// Records a change at `path` seen at `now` (changes may be noted out of order: the
+    /// latest counts).
     pub(crate) fn note(&mut self, path: PathBuf, now: Instant) {
         self.pending
             .entry(path)
-            .and_modify(|p| p.last = now)
+            .and_modify(|p| p.last = p.last.max(now))
             .or_insert(Pending {
                 first: now,
                 last: now,
@@ -66,7 +67,6 @@ impl Schedule {
         self.pending.len()
     }
 
-    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.pending.is_empty()
     }
@@ -93,5 +93,18 @@ mod tests {
         assert!(s.is_empty());
         s.note(p.clone(), t0 + ms(2000));
         assert_eq!(s.next_deadline(), Some(t0 + ms(2300)));
+    }
+
+    #[test]
+    fn the_debounce_counts_from_when_a_change_was_seen() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut s = Schedule::new(ms(200), ms(1000));
+        let p = PathBuf::from("/x");
+        // seen while the writer was busy, noted later: due 200 ms after it was seen
+        s.note(p.clone(), t0 + ms(500));
+        s.note(p.clone(), t0 + ms(100));
+        assert_eq!(s.next_deadline(), Some(t0 + ms(700)));
+        assert_eq!(s.take_due(t0 + ms(700)), vec![p]);
     }
 }

@@ -19,10 +19,11 @@ use std::sync::mpsc::Sender;
 /// What the watcher sends: one file-system event, or an error.
 pub(crate) type WatchEvent = notify::Result<Event>;
 
-/// What wakes the indexer thread: a file-system event, or the server shutting down (answered
-/// on the enclosed sender once pending work is saved).
+/// What wakes the indexer thread: a file-system event with when the watcher saw it (a change's
+/// debounce counts from then, not from when the indexer got to it), or the server shutting
+/// down (answered on the enclosed sender once pending work is saved).
 pub(crate) enum Wake {
-    Fs(WatchEvent),
+    Fs(WatchEvent, std::time::Instant),
     Stop(Sender<()>),
 }
 
@@ -90,7 +91,7 @@ impl Watch {
     /// Starts watching `roots`; events (batches of changed paths) go to `tx`.
     pub(crate) fn start(roots: &[PathBuf], tx: Sender<Wake>) -> Result<Self, String> {
         let inner = notify::recommended_watcher(move |event: WatchEvent| {
-            let _ = tx.send(Wake::Fs(event));
+            let _ = tx.send(Wake::Fs(event, std::time::Instant::now()));
         })
         .map_err(|e| e.to_string())?;
         let mut w = Watch {

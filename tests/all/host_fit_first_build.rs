@@ -4,14 +4,18 @@
 //! total); `index_status` counts grow as files finish; nothing claims exactness before the
 //! build is complete.
 //!
-//! A cold first build reads the most recently modified transcripts first (issue 40, point 4).
+//! A cold first build reads the most recently modified transcripts first (issue 40, point 4),
+//! and a live change right after it goes before the store's backlog and the cache write
+//! (point 3).
 //!
 //! The build is slowed with the test hook `CONVERSATION_SEARCH_TEST_BUILD_DELAY_MS` (each file
 //! takes that much longer), so that it is still running when the first requests arrive.
 
 use crate::common::fixture::ProjectsDir;
+use crate::common::mcp::McpClient;
 use crate::common::poll_until_desc;
 use crate::common::raw::{ERAS, Era, Raw};
+use crate::common::store::{StoreEnv, wait_committed, wait_stored};
 use serde_json::{Value, json};
 use std::time::{Duration, SystemTime};
 
@@ -193,4 +197,44 @@ fn the_newest_transcript_is_searchable_before_older_ones() {
     );
     let done = wait_done(&mut s);
     assert_eq!(done["files"], FILES, "{done}");
+}
+
+#[test]
+fn an_append_right_after_the_first_build_goes_before_the_stores_backlog_and_the_cache() {
+    let env = StoreEnv::new();
+    let p = env.projects.project("-home-u-work-first");
+    let mut writers: Vec<_> = (0..FILES)
+        .map(|i| {
+            let mut w = p.session(&format!("f1000000-0000-4000-8000-{i:012}"));
+            w.exchange(&format!("firstword fileword{i}"), "firstword reply");
+            w
+        })
+        .collect();
+    // a slow disk: the backlog commits one conversation at a time, 400 ms each (16 s in all)
+    let s = McpClient::spawn(
+        &env.args(&[]),
+        &[("CONVERSATION_SEARCH_TEST_SLOW_COMMITS_MS", "400")],
+    );
+    s.initialize();
+    s.wait_ready();
+    writers[FILES as usize / 2].exchange("appendedword right after the build", "ok");
+    let st = poll_until_desc(
+        "the append to be searchable",
+        Duration::from_secs(60),
+        || (!s.hits("appendedword").is_empty()).then(|| s.index_status()),
+    );
+    assert!(
+        st["store"]["pending_turns"].as_u64() > Some(0),
+        "the append waited for the store's backlog: {st}"
+    );
+    assert_eq!(
+        st["cache"]["writes"], 0,
+        "the cache is written once the backlog is committed: {st}"
+    );
+    // then every turn reaches the store, the append's too, and the cache is written
+    wait_committed(&s);
+    wait_stored(&s, FILES + 1);
+    poll_until_desc("the cache to be written", Duration::from_secs(60), || {
+        (s.index_status()["cache"]["writes"].as_u64() >= Some(1)).then_some(())
+    });
 }
