@@ -238,3 +238,31 @@ fn an_append_right_after_the_first_build_goes_before_the_stores_backlog_and_the_
         (s.index_status()["cache"]["writes"].as_u64() >= Some(1)).then_some(())
     });
 }
+
+#[test]
+fn a_turn_found_during_the_first_build_reads_at_once() {
+    let dir = corpus();
+    let mut s = start(&dir, Era::Init("2025-06-18"));
+    // a session found before the build is done reads at once (not "unknown session")
+    let hit = poll_until_desc(
+        "a first hit during the build",
+        Duration::from_secs(60),
+        || {
+            let r = s.tool_ok("search_conversations", json!({"query": "buildword"}));
+            r["results"].as_array().and_then(|a| a.first()).cloned()
+        },
+    );
+    let id = hit["session_id"].as_str().expect("session_id").to_owned();
+    let r = s.tool("read_turn", json!({"session_id": id, "turn_number": 0}));
+    assert_ne!(r["result"]["isError"], true, "the hit reads: {r}");
+    let page = s.tool("read_conversation", json!({"session_id": id}));
+    assert_ne!(
+        page["result"]["isError"], true,
+        "its conversation reads: {page}"
+    );
+    let st = s.tool_ok("index_status", json!({}));
+    assert_eq!(
+        st["complete"], false,
+        "read during the build (else the test shows nothing): {st}"
+    );
+}
