@@ -19,7 +19,7 @@ mod phrase_first;
 pub mod project;
 mod publish;
 pub mod query;
-pub use phrase_first::Quoted;
+pub use query::Quoted;
 mod request;
 mod store_backlog;
 mod store_news;

@@ -4,20 +4,9 @@
 //! turns. Two evaluations: the query as its plan reads it (phrases required, their checks
 //! bounded as in `index::topk`), then its words, which fill the page and give the count.
 use super::Snapshot;
-use super::query::{Search, SearchHit, SearchOutcome};
+use super::query::{Quoted, Search, SearchHit, SearchOutcome};
 use crate::index::{Hit, Plan};
 use rustc_hash::FxHashSet;
-
-/// What a search found of its quoted phrases.
-#[derive(Debug, Clone)]
-pub struct Quoted {
-    /// The phrases as written, in their quotes.
-    pub phrases: Vec<String>,
-    /// Turns holding every phrase (and passing the filters); a lower bound when `held_exact`
-    /// is false.
-    pub held: usize,
-    pub held_exact: bool,
-}
 
 impl Snapshot {
     /// The turns `exact` finds (its plan requires phrases), best first, then those `words`

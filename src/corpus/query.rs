@@ -57,7 +57,18 @@ pub struct SearchOutcome {
     /// The time the query named, which raised the turns from it (see [`super::when`]).
     pub time: Option<super::when::TimeInQuery>,
     /// For a query with quoted phrases: how many turns hold them (they rank first).
-    pub quoted: Option<super::phrase_first::Quoted>,
+    pub quoted: Option<Quoted>,
+}
+
+/// What a search found of its quoted phrases.
+#[derive(Debug, Clone)]
+pub struct Quoted {
+    /// The phrases as written, in their quotes.
+    pub phrases: Vec<String>,
+    /// Turns holding every phrase (and passing the filters); a lower bound when `held_exact`
+    /// is false.
+    pub held: usize,
+    pub held_exact: bool,
 }
 
 /// One search: the request, its plan and filters, over a snapshot. Its methods are the
