@@ -3,17 +3,12 @@
 //! "Longer than 80 lines:" and the reason after them. The test finds the words; whether the
 //! reason is true is for a reader to judge.
 use crate::layering::{src_dir, walk, without_tests};
-use std::path::Path;
 
 /// Lines a function may take without saying why.
 const LIMIT: usize = 80;
 
 /// The words that start the reason.
 const MARKER: &str = "Longer than 80 lines:";
-
-/// Functions being split on another branch (file under `src/`, name): listed so that this
-/// test passes meanwhile; an entry that is no longer long fails the test, to be removed.
-const PENDING: &[(&str, &str)] = &[("index/query.rs", "parse")];
 
 /// One function: its name, the line its `fn` is on (1-based) and how many lines it takes.
 #[derive(Debug, PartialEq, Eq)]
@@ -136,10 +131,7 @@ fn every_long_function_says_why_it_is_long() {
         let file = std::fs::read_to_string(p).unwrap_or_default();
         long.extend(unexplained(&rel, &file));
     }
-    let (pending, wrong): (Vec<_>, Vec<_>) = long
-        .into_iter()
-        .partition(|(f, n, _)| PENDING.contains(&(f.as_str(), n.as_str())));
-    let wrong: Vec<String> = wrong
+    let wrong: Vec<String> = long
         .iter()
         .map(|(f, n, l)| format!("src/{f}: `{n}` is {l} lines"))
         .collect();
@@ -149,14 +141,6 @@ fn every_long_function_says_why_it_is_long() {
          split them by concept, or give the reason:\n{}",
         wrong.join("\n")
     );
-    for (f, n) in PENDING {
-        assert!(
-            pending.iter().any(|(pf, pn, _)| pf == f && pn == n),
-            "src/{f}: `{n}` is no longer over {LIMIT} lines (or has its reason): remove it from \
-             PENDING in {}",
-            Path::new(file!()).display()
-        );
-    }
 }
 
 #[test]

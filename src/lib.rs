@@ -65,6 +65,7 @@
 //! | `Head`, `Restored` | `corpus/cache_head.rs`, `corpus/cache_file.rs` | the cache file's catalog section and the whole file, written and read back |
 //! | `Publisher` | `corpus/publish.rs` | the parts frozen into an immutable `Snapshot` and swapped in |
 //! | `Search`, `SearchRequest` | `corpus/query.rs`, `corpus/request.rs` | a validated search and its evaluation over a snapshot |
+//! | `Snapshot::phrase_first` | `corpus/phrase_first.rs` | quoted phrases ranked first, never a filter: the phrase holders, then the turns with only their words |
 //! | `Project` | `corpus/project.rs` | this project: its directory, other worktrees, the ranking prior |
 //!
 //! # The index, and why it is hand-built

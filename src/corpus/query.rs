@@ -56,20 +56,57 @@ pub(crate) struct SearchOutcome {
     pub stopped: bool,
     /// The time the query named, which raised the turns from it (see [`super::when`]).
     pub time: Option<super::when::TimeInQuery>,
+    /// For a query with quoted phrases: how many turns hold them (they rank first).
+    pub quoted: Option<Quoted>,
+}
+
+/// What a search found of its quoted phrases.
+#[derive(Debug, Clone)]
+pub(crate) struct Quoted {
+    /// The phrases as written, in their quotes.
+    pub phrases: Vec<String>,
+    /// Turns holding every phrase (and passing the filters); a lower bound when `held_exact`
+    /// is false.
+    pub held: usize,
+    pub held_exact: bool,
 }
 
 /// One search: the request, its plan and filters, over a snapshot. Its methods are the
 /// steps of [`Snapshot::search`].
-struct Search<'s> {
-    snap: &'s Snapshot,
-    req: &'s SearchRequest,
-    plan: &'s Plan,
-    filters: Filters,
+pub(super) struct Search<'s> {
+    pub(super) snap: &'s Snapshot,
+    pub(super) req: &'s SearchRequest,
+    pub(super) plan: &'s Plan,
+    pub(super) filters: Filters,
     /// The span of time the query named: its turns get [`QueryWeights::time`] as a prior.
-    time: Option<(i64, i64)>,
+    pub(super) time: Option<(i64, i64)>,
+    /// How many of the best matches to find (`offset + limit`, or more).
+    pub(super) k: usize,
 }
 
 impl Search<'_> {
+    /// The best `k` matches and their count: with the project prior in effect, this project's
+    /// conversations and the others' apart, then merged under the prior.
+    pub(super) fn run(&self) -> Evaluation {
+        match self
+            .snap
+            .prior_split(self.req, self.filters.conv_ok.as_deref())
+        {
+            Some((inside, outside)) => {
+                let part = |ok: Vec<bool>| {
+                    let filters = Filters {
+                        conv_ok: Some(ok),
+                        ..self.filters.clone()
+                    };
+                    Search { filters, ..*self }.evaluate_timed()
+                };
+                self.snap
+                    .merge_prior(part(inside), part(outside), PROJECT_PRIOR, self.k)
+            }
+            None => self.evaluate_timed(),
+        }
+    }
+
     /// [`Self::evaluate`] under the time prior, when the query named a time: the turns from
     /// it and the others apart, then merged with the first's scores multiplied by the prior.
     fn evaluate_timed(&self) -> Evaluation {
@@ -85,7 +122,7 @@ impl Search<'_> {
         };
         let prior = QueryWeights::get().time;
         self.snap
-            .merge_prior(part(true), part(false), prior, self.req)
+            .merge_prior(part(true), part(false), prior, self.k)
     }
 
     /// The result order: relevance (rounded score, then conversation id and turn) or recency.
@@ -163,7 +200,7 @@ impl Search<'_> {
     }
 
     fn want(&self) -> usize {
-        self.req.offset + self.req.limit
+        self.k
     }
 
     /// The two halves' results as one: ranked, copies collapsed, cut to what is wanted.
@@ -188,7 +225,7 @@ impl Search<'_> {
 
     /// The match count and whether it is exact. A single plain keyword without filters
     /// matches exactly its live documents, however much pruning skipped.
-    fn count(&self, eval: &Evaluation) -> (usize, bool) {
+    pub(super) fn count(&self, eval: &Evaluation) -> (usize, bool) {
         let plan = self.plan;
         if !eval.exact
             && !eval.stopped
@@ -206,7 +243,7 @@ impl Search<'_> {
     }
 
     /// A hit as the caller sees it: the earliest copy of the turn, with its snippet.
-    fn hit(&self, h: &Hit) -> Option<SearchHit> {
+    pub(super) fn hit(&self, h: &Hit) -> Option<SearchHit> {
         let snap = self.snap;
         let conv_passes = |c: u32| self.filters.conv_passes(c);
         let (seg, doc) = snap.earliest_copy(h.seg, h.doc, &conv_passes);
@@ -258,9 +295,7 @@ impl Snapshot {
         let text = time
             .as_ref()
             .map_or(req.query.as_str(), |t| t.rest.as_str());
-        let mut plan = index::query::parse(text, &mut Tokenizer::new());
-        let forms = index::scoring::QueryWeights::get().word_form;
-        index::forms::add_forms(&mut plan, &self.index, forms);
+        let plan = self.plan(index::query::parse(text, &mut Tokenizer::new()), req);
         if plan.is_empty() {
             return SearchOutcome {
                 total: 0,
@@ -269,30 +304,24 @@ impl Snapshot {
                 searchable: false,
                 stopped: false,
                 time: None,
+                quoted: None,
             };
         }
-        plan.stop = req.stop.clone();
         let search = Search {
             snap: self,
             req,
             filters: Filters::new(self, req),
             plan: &plan,
             time: time.as_ref().map(|t| (t.start, t.end)),
+            k: req.offset + req.limit,
         };
-        let eval = match self.prior_split(req, search.filters.conv_ok.as_deref()) {
-            // this project's conversations and the others' apart, then merged under the prior
-            Some((inside, outside)) => {
-                let part = |ok: Vec<bool>| {
-                    let filters = Filters {
-                        conv_ok: Some(ok),
-                        ..search.filters.clone()
-                    };
-                    Search { filters, ..search }.evaluate_timed()
-                };
-                self.merge_prior(part(inside), part(outside), PROJECT_PRIOR, req)
-            }
-            None => search.evaluate_timed(),
-        };
+        if !plan.phrases.is_empty() {
+            let words = self.plan(index::query::parse_words(text, &mut Tokenizer::new()), req);
+            let mut outcome = self.phrase_first(&search, &words);
+            outcome.time = time;
+            return outcome;
+        }
+        let eval = search.run();
         let (total, total_exact) = search.count(&eval);
         let hits = eval
             .hits
@@ -307,13 +336,22 @@ impl Snapshot {
             searchable: true,
             stopped: eval.stopped,
             time,
+            quoted: None,
         }
+    }
+
+    /// A parsed query made ready for `req`: its words' other forms added, its stop set.
+    fn plan(&self, mut plan: Plan, req: &SearchRequest) -> Plan {
+        let forms = index::scoring::QueryWeights::get().word_form;
+        index::forms::add_forms(&mut plan, &self.index, forms);
+        plan.stop = req.stop.clone();
+        plan
     }
 
     /// With the prior in effect (relevance order over every project, a known project holding
     /// some but not all of the conversations that pass the filters): the filter split into this
     /// project's conversations and the others'.
-    fn prior_split(
+    pub(super) fn prior_split(
         &self,
         req: &SearchRequest,
         conv_ok: Option<&[bool]>,
@@ -345,7 +383,7 @@ impl Snapshot {
         inside: Evaluation,
         outside: Evaluation,
         prior: f32,
-        req: &SearchRequest,
+        k: usize,
     ) -> Evaluation {
         let boosted = inside.hits.into_iter().map(|mut h| {
             h.score *= prior;
@@ -364,7 +402,7 @@ impl Snapshot {
             let k = self.index.segs[h.seg].seg.key_of(h.doc);
             k == 0 || !self.dup_multi.contains(&k) || seen.insert(k)
         });
-        hits.truncate(req.offset + req.limit);
+        hits.truncate(k);
         Evaluation {
             total: inside.total + outside.total,
             exact: inside.exact && outside.exact && self.dup_multi.is_empty(),
@@ -374,7 +412,7 @@ impl Snapshot {
     }
 
     /// Whether copies of documents with this duplicate key are collapsed to one.
-    fn collapsible(&self, key: u64) -> bool {
+    pub(super) fn collapsible(&self, key: u64) -> bool {
         key != 0 && !self.dup_multi.is_empty() && self.dup_multi.contains(&key)
     }
 

@@ -131,6 +131,11 @@ pub(crate) struct SegmentScorer<'a> {
     heap_for: usize,
     /// With the heap: the slots the current candidate's contributions went to.
     touched: Vec<usize>,
+    /// Per slot: the word (index into `Plan::words`) whose forms it is one of, or
+    /// `NO_WORD`; empty when a word and its forms sum (see `QueryWeights::form_max`).
+    word_of: Vec<u16>,
+    /// Per word: the largest contribution of its forms to the current candidate.
+    best: Vec<f32>,
     params: Bm25,
     /// The view's average lengths (own fields, context).
     avg: [f32; 2],
@@ -163,6 +168,7 @@ impl<'a> SegmentScorer<'a> {
             .max(ratio(avg[1], bm.avg_context))
             .max(1.0);
         let mut cursors = term_cursors(seg, plan, params, idf, adjust);
+        let word_of = words_of(plan, &cursors);
         prefix_cursors(sv, plan, params, idf, adjust, &mut cursors);
         if cursors.is_empty() {
             return None;
@@ -193,6 +199,15 @@ impl<'a> SegmentScorer<'a> {
             heap: BinaryHeap::new(),
             heap_for: usize::MAX,
             touched: Vec::new(),
+            best: vec![
+                0.0;
+                if word_of.is_empty() {
+                    0
+                } else {
+                    plan.words.len()
+                }
+            ],
+            word_of,
             cursors,
             pre,
             essential: 0,
@@ -341,11 +356,24 @@ impl<'a> SegmentScorer<'a> {
         }
         // the exact score, summed in canonical order (the slots left out hold zeros, which
         // change no sum)
-        acc.score = if heaped {
+        if heaped {
             self.touched.sort_unstable();
-            self.touched.iter().map(|&s| self.contrib[s]).sum()
-        } else {
-            self.contrib.iter().sum()
+        }
+        acc.score = match (self.word_of.is_empty(), heaped) {
+            (true, true) => self.touched.iter().map(|&s| self.contrib[s]).sum(),
+            (true, false) => self.contrib.iter().sum(),
+            (false, true) => once_per_word(
+                &self.word_of,
+                &self.contrib,
+                &mut self.best,
+                self.touched.iter().copied(),
+            ),
+            (false, false) => once_per_word(
+                &self.word_of,
+                &self.contrib,
+                &mut self.best,
+                0..self.contrib.len(),
+            ),
         };
         Some(acc)
     }
@@ -402,6 +430,54 @@ impl<'a> SegmentScorer<'a> {
     pub(crate) fn shape(&self) -> (usize, usize) {
         (self.cursors.len(), self.essential)
     }
+}
+
+/// The sum of the contributions `contrib` of `slots` (in canonical order), a word and its
+/// forms counting once (`word_of`): the largest of theirs, `best` being per word scratch. Never
+/// above the plain sum, so bounds stay bounds.
+fn once_per_word(
+    word_of: &[u16],
+    contrib: &[f32],
+    best: &mut [f32],
+    slots: impl Iterator<Item = usize>,
+) -> f32 {
+    best.fill(0.0);
+    let mut sum = 0.0;
+    for s in slots {
+        match word_of.get(s) {
+            Some(&w) if w != NO_WORD => {
+                let b = &mut best[w as usize];
+                *b = b.max(contrib[s]);
+            }
+            _ => sum += contrib[s],
+        }
+    }
+    sum + best.iter().sum::<f32>()
+}
+
+/// No word of `Plan::words`.
+const NO_WORD: u16 = u16::MAX;
+
+/// Per slot of the term cursors `cursors`, the natural word whose forms its term is one of
+/// (every term of a word's clause is: the word as typed and its other forms); empty when forms
+/// sum (`QueryWeights::form_max` off) or no word has forms here.
+fn words_of(plan: &Plan, cursors: &[TermCursor]) -> Vec<u16> {
+    if !super::scoring::QueryWeights::get().form_max {
+        return Vec::new();
+    }
+    let word = |group: u16| plan.words.iter().position(|(_, g)| *g == group);
+    let mut out = vec![NO_WORD; cursors.len()];
+    let mut forms = vec![0usize; plan.words.len()];
+    for c in cursors {
+        if let Some(w) = word(c.group) {
+            out[c.slot] = w as u16;
+            forms[w] += 1;
+        }
+    }
+    if forms.iter().all(|&n| n < 2) {
+        return Vec::new();
+    }
+    out
 }
 
 /// The candidate's length normalisation (see [`Bm25::weighted_tf`]).

@@ -1,7 +1,8 @@
 //! Queries: the syntax — plain keywords (any may match, BM25-ranked), `"exact phrase"`,
 //! `-excluded` (a word or a `-"phrase"`), and `prefix*` — and the [`Plan`] it parses into,
-//! which evaluation and snippets read. Malformed syntax (an unclosed quote) degrades to
-//! keywords; it is never an error.
+//! which evaluation and snippets read. In a plan a phrase is required; a search ranks the turns
+//! holding it first and then those holding its words ([`parse_words`]). Malformed syntax (an
+//! unclosed quote) degrades to keywords; it is never an error.
 use super::phrase::PhraseSet;
 pub(crate) use super::phrase::normalize_for_phrase;
 use super::schema::DocText;
@@ -59,6 +60,11 @@ impl Plan {
     /// Whether the plan holds phrases to check (required or excluded).
     pub(crate) fn has_phrases(&self) -> bool {
         !self.phrases.is_empty() || !self.excluded_phrases.is_empty()
+    }
+
+    /// The labels of the required phrases, as written (`"exact phrase"`).
+    pub(crate) fn phrase_labels(&self) -> Vec<String> {
+        self.matched_labels(self.required)
     }
 
     /// True when nothing in the plan can match a document.
@@ -183,12 +189,62 @@ fn pieces(query: &str) -> Vec<Piece> {
     out
 }
 
+/// How a query's quoted phrases are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quotes {
+    /// As phrases every match must hold.
+    Phrases,
+    /// As their words, plain keywords: what a phrase query falls back on.
+    Words,
+}
+
 /// Parses a query into an evaluation plan.
 pub(crate) fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
-    let mut plan = Plan::default();
-    // groups that are plain keywords (not phrases)
-    let mut keyword_groups = 0u64;
-    let add = |plan: &mut Plan, term: &str, group: u16, whole: bool| {
+    parse_as(query, tok, Quotes::Phrases)
+}
+
+/// Parses a query with its quoted phrases read as plain keywords (`"Becoming Nicole"` as
+/// `Becoming Nicole`): the words that still rank when no turn holds a phrase. Exclusions,
+/// `-"phrases"` included, stay.
+pub(crate) fn parse_words(query: &str, tok: &mut Tokenizer) -> Plan {
+    parse_as(query, tok, Quotes::Words)
+}
+
+fn parse_as(query: &str, tok: &mut Tokenizer, quotes: Quotes) -> Plan {
+    let mut b = PlanBuilder::default();
+    for piece in pieces(query) {
+        match piece {
+            Piece::Word(w) => b.word(&w, tok),
+            Piece::Phrase(p) if quotes == Quotes::Words => {
+                for w in p.split_whitespace() {
+                    b.word(w, tok);
+                }
+            }
+            Piece::Phrase(p) => b.phrase(&p, tok),
+            Piece::Excluded(w) => b.excluded(&w, tok),
+            Piece::ExcludedPhrase(p) => b.excluded_phrase(&p),
+            Piece::Prefix(p) => {
+                let group = b.plan.new_group(&format!("{p}*"));
+                b.plan.prefixes.push((p, group));
+            }
+        }
+    }
+    weigh_function_words(&mut b.plan, b.keyword_groups);
+    b.plan
+}
+
+/// A plan being built, one piece of the query at a time.
+#[derive(Default)]
+struct PlanBuilder {
+    plan: Plan,
+    /// Groups that are plain keywords (not phrases).
+    keyword_groups: u64,
+}
+
+impl PlanBuilder {
+    /// Adds `term` to `group`, or counts it once more if it is there.
+    fn add(&mut self, term: &str, group: u16, whole: bool) {
+        let plan = &mut self.plan;
         if let Some(existing) = plan
             .terms
             .iter_mut()
@@ -203,79 +259,78 @@ pub(crate) fn parse(query: &str, tok: &mut Tokenizer) -> Plan {
                 whole,
             });
         }
-    };
-    for piece in pieces(query) {
-        match piece {
-            Piece::Word(w) => {
-                // one clause per keyword as typed: its whole form and parts score together
-                let terms = keyword_terms(&w, tok);
-                if terms.is_empty() {
-                    continue;
-                }
-                let group = match plan.labels.iter().position(|l| l.eq_ignore_ascii_case(&w)) {
-                    Some(g) => g as u16,
-                    None => plan.new_group(&w),
-                };
-                keyword_groups |= 1u64 << group.min(63);
-                if let [(t, false)] = terms.as_slice()
-                    && is_natural_word(&w)
-                    && !super::function_words::is_function_word(t)
-                    && !plan.words.iter().any(|(x, g)| x == t && *g == group)
-                {
-                    plan.words.push((t.clone(), group));
-                }
-                for (t, whole) in terms {
-                    add(&mut plan, &t, group, whole);
-                }
-            }
-            Piece::Phrase(p) => {
-                let mut terms = Vec::new();
-                tok.for_each_term(&p, |t| terms.push(t.to_owned()));
-                if terms.is_empty() {
-                    continue;
-                }
-                let group = plan.new_group(&format!("\"{p}\""));
-                plan.required |= 1u64 << group.min(63);
-                for t in terms {
-                    add(&mut plan, &t, group, false);
-                }
-                let mut norm = String::new();
-                normalize_for_phrase(&p, &mut norm);
-                let words = norm.split(' ').filter(|w| !w.is_empty());
-                for w in words.filter(|w| w.is_ascii() && w.len() <= MAX_TERM_BYTES) {
-                    tok.for_each_term(w, |t| {
-                        if !plan.needed.iter().any(|n| n == t) {
-                            plan.needed.push(t.to_owned());
-                        }
-                    });
-                }
-                plan.phrases.push(norm);
-            }
-            Piece::Excluded(w) => {
-                let mut first = None;
-                tok.for_each_term(&w, |t| {
-                    first.get_or_insert_with(|| t.to_owned());
-                });
-                if let Some(t) = first {
-                    plan.excluded.push(t);
-                }
-            }
-            Piece::ExcludedPhrase(p) => {
-                let mut norm = String::new();
-                normalize_for_phrase(&p, &mut norm);
-                if norm.trim().is_empty() {
-                    continue;
-                }
-                plan.excluded_phrases.push(norm);
-            }
-            Piece::Prefix(p) => {
-                let group = plan.new_group(&format!("{p}*"));
-                plan.prefixes.push((p, group));
-            }
+    }
+
+    /// A plain keyword: one clause per keyword as typed (a repeat joins it), its whole form and
+    /// parts scoring together; a natural-language word may also meet its other forms.
+    fn word(&mut self, w: &str, tok: &mut Tokenizer) {
+        let terms = keyword_terms(w, tok);
+        if terms.is_empty() {
+            return;
+        }
+        let plan = &mut self.plan;
+        let group = match plan.labels.iter().position(|l| l.eq_ignore_ascii_case(w)) {
+            Some(g) => g as u16,
+            None => plan.new_group(w),
+        };
+        self.keyword_groups |= 1u64 << group.min(63);
+        if let [(t, false)] = terms.as_slice()
+            && is_natural_word(w)
+            && !super::function_words::is_function_word(t)
+            && !plan.words.iter().any(|(x, g)| x == t && *g == group)
+        {
+            plan.words.push((t.clone(), group));
+        }
+        for (t, whole) in terms {
+            self.add(&t, group, whole);
         }
     }
-    weigh_function_words(&mut plan, keyword_groups);
-    plan
+
+    /// A required phrase: its terms score as one clause every match must hold, its text is
+    /// checked, and its ASCII words' terms are [`Plan::needed`].
+    fn phrase(&mut self, p: &str, tok: &mut Tokenizer) {
+        let mut terms = Vec::new();
+        tok.for_each_term(p, |t| terms.push(t.to_owned()));
+        if terms.is_empty() {
+            return;
+        }
+        let group = self.plan.new_group(&format!("\"{p}\""));
+        self.plan.required |= 1u64 << group.min(63);
+        for t in terms {
+            self.add(&t, group, false);
+        }
+        let mut norm = String::new();
+        normalize_for_phrase(p, &mut norm);
+        let plan = &mut self.plan;
+        let words = norm.split(' ').filter(|w| !w.is_empty());
+        for w in words.filter(|w| w.is_ascii() && w.len() <= MAX_TERM_BYTES) {
+            tok.for_each_term(w, |t| {
+                if !plan.needed.iter().any(|n| n == t) {
+                    plan.needed.push(t.to_owned());
+                }
+            });
+        }
+        plan.phrases.push(norm);
+    }
+
+    /// An excluded word: its first term.
+    fn excluded(&mut self, w: &str, tok: &mut Tokenizer) {
+        let mut first = None;
+        tok.for_each_term(w, |t| {
+            first.get_or_insert_with(|| t.to_owned());
+        });
+        if let Some(t) = first {
+            self.plan.excluded.push(t);
+        }
+    }
+
+    fn excluded_phrase(&mut self, p: &str) {
+        let mut norm = String::new();
+        normalize_for_phrase(p, &mut norm);
+        if !norm.trim().is_empty() {
+            self.plan.excluded_phrases.push(norm);
+        }
+    }
 }
 
 /// The terms of keyword `w` as typed, each with whether it is a whole form: a compound's
@@ -422,6 +477,29 @@ mod tests {
         assert!(p.phrases.is_empty());
         assert_eq!(p.terms.len(), 3);
         assert_eq!(p.required, 0);
+    }
+
+    #[test]
+    fn parse_words_reads_phrases_as_keywords_and_keeps_exclusions() {
+        let p = parse_words(
+            r#""Becoming Nicole" nicole -"bad thing" -noise"#,
+            &mut Tokenizer::with_config(TokenizerConfig::default()),
+        );
+        assert!(p.phrases.is_empty() && p.needed.is_empty());
+        assert_eq!(p.required, 0);
+        assert_eq!(p.labels, ["Becoming", "Nicole"]);
+        let terms: Vec<(&str, f32)> = p
+            .terms
+            .iter()
+            .map(|t| (t.text.as_str(), t.weight))
+            .collect();
+        assert_eq!(terms, [("becoming", 1.0), ("nicole", 2.0)]);
+        assert_eq!(p.excluded_phrases, [" bad thing "]);
+        assert_eq!(p.excluded, ["noise"]);
+        assert_eq!(
+            plan(r#""Becoming Nicole""#).phrase_labels(),
+            ["\"Becoming Nicole\""]
+        );
     }
 
     #[test]

@@ -107,6 +107,9 @@ pub(crate) fn quantize(score: f32) -> i64 {
     (f64::from(score.max(0.0)) * 10_000.0 + 0.5) as i64
 }
 
+/// Default of `QueryWeights::form_max`.
+const FORM_MAX: bool = true;
+
 /// Query-side weights of the ranking rules, measured on the dev sets (`scripts/bench-quality`).
 /// `CONVERSATION_SEARCH_RANK` (`name=value` pairs, comma-separated, read once) overrides them
 /// for that benchmark; it is not a user setting.
@@ -125,6 +128,9 @@ pub(crate) struct QueryWeights {
     /// Weight of another form of a natural-language word (same stem), relative to the word as
     /// typed (`stem`; 0: word forms do not meet).
     pub word_form: f32,
+    /// Whether a word and its other forms count once in a turn: the largest of their
+    /// contributions, not their sum (`formmax`, 0 or 1).
+    pub form_max: bool,
 }
 
 impl QueryWeights {
@@ -133,7 +139,8 @@ impl QueryWeights {
         context: 0.5,
         time: 2.5,
         context_finds: false,
-        word_form: 0.3,
+        word_form: 0.5,
+        form_max: FORM_MAX,
     };
 
     /// The weights in effect.
@@ -157,6 +164,7 @@ impl QueryWeights {
                     "time" => w.time = x,
                     "ctxfind" => w.context_finds = x != 0.0,
                     "stem" => w.word_form = x,
+                    "formmax" => w.form_max = x != 0.0,
                     _ => {}
                 }
             }

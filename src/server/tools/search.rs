@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 pub(crate) const DESCRIPTION: &str = "Search past coding-agent conversations (sessions and sub-agents) \
 by keywords, ranked with BM25. Stack distinctive keywords and exact identifiers: \
 `watchdog reindex debounce`, `notify_debouncer`, `E0502`, `src/index/mod.rs`. Syntax: keywords \
-(any may match; more and rarer ones rank higher), \"exact phrase\", -word or -\"phrase\" \
-(excluded), prefix*. Identifiers match whole and by their parts; case-insensitive. The \
+(any may match; more and rarer ones rank higher), \"exact phrase\" (turns holding it rank \
+first, then turns with its words), -word or -\"phrase\" (excluded), prefix*. Identifiers match whole and by their parts; case-insensitive. The \
 server's own project ranks slightly higher (this_project). Results carry a snippet around the \
 matches; read a whole turn with read_turn. Page with offset.";
 
@@ -125,7 +125,8 @@ pub(crate) struct SearchResult {
 pub(crate) struct SearchResponse {
     pub results: Vec<SearchResult>,
     pub query: String,
-    /// Matching turns before paging; a lower bound when total_exact is false.
+    /// Matching turns before paging (with a quoted phrase: the turns holding its words, those
+    /// holding the phrase first); a lower bound when total_exact is false.
     pub total: usize,
     pub total_exact: bool,
     pub offset: usize,
@@ -236,6 +237,10 @@ pub(crate) fn run_with(
         short: max_chars < 1500,
         max_chars,
         time: outcome.time.as_ref().map(time_note),
+        quoted: outcome
+            .quoted
+            .as_ref()
+            .and_then(|q| quoted_note(q, outcome.total, max_chars < 1500)),
     };
     let mut n = budget::fitting(&rows, max_chars, |n| json_len(&page.envelope(n, false)));
     let mut shrunk = false;
@@ -280,6 +285,44 @@ fn time_note(t: &crate::corpus::when::TimeInQuery) -> String {
     )
 }
 
+/// The note on a query's quoted phrases: that no turn holds them and the results are word
+/// matches, or how many hold them and rank first when others follow. None when every match
+/// holds them (or nothing matched).
+fn quoted_note(q: &crate::corpus::Quoted, total: usize, short: bool) -> Option<String> {
+    let list = q.phrases.join(", ");
+    let (what, words) = match q.phrases.len() {
+        1 => (format!("the exact phrase {list}"), "its words"),
+        _ => (format!("every quoted phrase ({list})"), "their words"),
+    };
+    if q.held == 0 {
+        return (total > 0).then(|| {
+            if short {
+                format!("no exact {list}: word matches.")
+            } else {
+                format!("No turn holds {what}; these results match only {words}.")
+            }
+        });
+    }
+    if total <= q.held {
+        return None;
+    }
+    let n = if q.held_exact {
+        q.held.to_string()
+    } else {
+        format!("at least {}", q.held)
+    };
+    let (turns, hold, rank) = if q.held == 1 && q.held_exact {
+        ("turn", "holds", "ranks")
+    } else {
+        ("turns", "hold", "rank")
+    };
+    Some(if short {
+        format!("{n} exact {list} first.")
+    } else {
+        format!("{n} {turns} {hold} {what} and {rank} first; the other results match only {words}.")
+    })
+}
+
 struct Page {
     query: String,
     total: usize,
@@ -296,6 +339,8 @@ struct Page {
     max_chars: usize,
     /// What the query said about time, as a note.
     time: Option<String>,
+    /// What was found of the query's quoted phrases, as a note.
+    quoted: Option<String>,
 }
 
 impl Page {
@@ -307,6 +352,7 @@ impl Page {
             "The query has nothing to search for (only exclusions or stopwords); add a keyword."
                 .to_owned()
         });
+        note = progress::join_opt(note, self.quoted.clone());
         if let Some(t) = &self.time {
             note = progress::join(note, t.clone());
         }
